@@ -1,0 +1,21 @@
+# Catch2 v2 (Debian 12: 2.13) or v3 (Ubuntu 24.04: 3.4). Tests include "catch.hpp" from test/,
+# which picks the right header; mpix_catch_main is the matching main() library for one-process
+# unit tests (multi-rank tests bring their own main that starts MPI).
+find_package(Catch2 3 QUIET)
+if(Catch2_FOUND)
+  set(MPIX_CATCH2_V3 1)
+  add_library(mpix_catch INTERFACE)
+  target_link_libraries(mpix_catch INTERFACE Catch2::Catch2)
+  add_library(mpix_catch_main INTERFACE)
+  target_link_libraries(mpix_catch_main INTERFACE Catch2::Catch2WithMain)
+else()
+  find_package(Catch2 2 REQUIRED)
+  set(MPIX_CATCH2_V3 0)
+  add_library(mpix_catch INTERFACE)
+  target_link_libraries(mpix_catch INTERFACE Catch2::Catch2)
+  add_library(mpix_catch_main STATIC ${PROJECT_SOURCE_DIR}/test/catch_main_v2.cpp)
+  target_link_libraries(mpix_catch_main PUBLIC mpix_catch)
+endif()
+target_compile_definitions(mpix_catch INTERFACE MPIX_CATCH2_V3=${MPIX_CATCH2_V3})
+target_include_directories(mpix_catch INTERFACE ${PROJECT_SOURCE_DIR}/test)
+message(STATUS "mpix: Catch2 v${Catch2_VERSION}")

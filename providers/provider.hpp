@@ -1,0 +1,76 @@
+// The provider interface: the network side of mpix (DESIGN.md §3). The agent hands it ops the
+// streams have reached; it posts them, drives progress and reports completions. A provider with
+// native triggers may post an op ahead of time, in arm(), gated on a counter, so that fire() is
+// only a counter increment. One implementation per folder under providers/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+struct Op;
+
+struct ProviderCaps {
+  bool native_triggers = false;  // arm() posts the op; fire() is a counter increment
+  bool device_memory = false;    // can read/write GPU memory without staging
+};
+
+// Per-communicator provider state (addresses, context ids). Made collectively in comm_open.
+class ProviderComm {
+ public:
+  virtual ~ProviderComm() = default;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual const char *name() const = 0;
+  virtual ProviderCaps caps() const = 0;
+  // Collective over @p comm (called from MPIX_Stream_comm_create on every rank).
+  virtual Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) {
+    (void)comm;
+    out->reset();
+    return {};
+  }
+  // Local: state for a duplicate of a stream communicator (MPI_Comm_dup / idup keep the stream).
+  virtual Status comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) {
+    (void)old;
+    out->reset();
+    return {};
+  }
+  // Checks that @p op can be carried (tag range, ...). Called on the enqueuing thread.
+  virtual Status validate(const Op &op) {
+    (void)op;
+    return {};
+  }
+  // Enqueuing thread, before the stream can reach the op. Native-trigger providers post here.
+  virtual Status arm(Op &op) {
+    (void)op;
+    return {};
+  }
+  // Agent thread: the stream reached @p op. Post it (or fire its counter).
+  virtual Status fire(Op &op) = 0;
+  // Agent thread: drive progress; append completed ops (op.status filled) to @p done.
+  // Returns true if anything happened.
+  virtual bool progress(std::vector<Op *> &done) = 0;
+  // Agent thread: whether ops are posted and not yet complete.
+  virtual bool busy() const = 0;
+  // Agent thread, at finalize: drop resources.
+  virtual void shutdown() {}
+  // One-line description for mpix_info.
+  virtual std::string describe() const = 0;
+};
+
+// The provider of this process, chosen on first use (MPIX_PROVIDER); an error names what was
+// asked and what was tried.
+Status provider_get(Provider **out);
+// Why the provider in use was chosen (for mpix_info).
+std::string provider_choice_reason();
+// Providers compiled into this build ("mpi ofi").
+const char *providers_built();
+
+}  // namespace mpix

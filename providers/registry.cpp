@@ -1,0 +1,75 @@
+// Picks the provider of this process (MPIX_PROVIDER) from those built.
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "core/log.hpp"
+#include "core/settings.hpp"
+#include "providers/mpi/mpi_provider.hpp"
+#include "providers/provider.hpp"
+
+#ifdef MPIX_HAVE_OFI
+#include "providers/ofi/ofi_provider.hpp"
+#endif
+
+namespace mpix {
+namespace {
+
+std::mutex g_mu;
+Provider *g_provider = nullptr;
+std::string g_reason;
+
+Status choose(Provider **out) {
+  const char *want = setting_str(Setting::provider);
+  std::string tried;
+#ifdef MPIX_HAVE_OFI
+  if (std::strcmp(want, "ofi") == 0 || std::strcmp(want, "auto") == 0) {
+    std::unique_ptr<Provider> p;
+    std::string why;
+    Status st = make_ofi_provider(&p, &why);
+    if (st.is_ok()) {
+      g_reason = std::string("MPIX_PROVIDER=") + want + ": " + why;
+      *out = p.release();
+      return {};
+    }
+    if (std::strcmp(want, "ofi") == 0)
+      return make_status(st.code(), "MPIX_PROVIDER=ofi: %s", st.what().c_str());
+    tried = "ofi (" + st.what() + "); ";
+  }
+#endif
+  if (std::strcmp(want, "mpi") == 0 || std::strcmp(want, "auto") == 0) {
+    g_reason = std::string("MPIX_PROVIDER=") + want + ": " + tried + "mpi (always available)";
+    *out = make_mpi_provider().release();
+    return {};
+  }
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "MPIX_PROVIDER=%s: no such provider in this build (built: %s)", want,
+                     providers_built());
+}
+
+}  // namespace
+
+Status provider_get(Provider **out) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (!g_provider) {
+    MPIX_TRY(choose(&g_provider));
+    MPIX_LOG(info, "api", "provider %s (%s)", g_provider->name(), g_reason.c_str());
+  }
+  *out = g_provider;
+  return {};
+}
+
+std::string provider_choice_reason() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return g_reason;
+}
+
+const char *providers_built() {
+#ifdef MPIX_HAVE_OFI
+  return "mpi ofi";
+#else
+  return "mpi";
+#endif
+}
+
+}  // namespace mpix

@@ -1,0 +1,14 @@
+// How C entry points report failure: log one line naming the call and the problem, invoke the
+// error handler of the communicator involved (MPI_COMM_WORLD's when there is none), and return
+// the MPI error class.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+int finish(MPI_Comm comm, const char *call, const Status &st);
+
+}  // namespace mpix

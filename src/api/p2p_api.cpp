@@ -1,0 +1,122 @@
+// C entry points: enqueued point-to-point, waits and allreduce (MPICH-compatible).
+#include <vector>
+
+#include "api/checks.hpp"
+#include "api/errors.hpp"
+#include "core/enqueue.hpp"
+#include "core/op.hpp"
+#include "core/request.hpp"
+#include "core/runtime.hpp"
+#include "mpix/mpix.h"
+
+namespace mpix {
+namespace {
+
+Status p2p(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+           MPI_Comm comm, MPI_Request *request, bool want_request, MPI_Status *status) {
+  if (want_request && !request) return make_status(MPI_ERR_ARG, "request is NULL");
+  MPIX_TRY(runtime_init());
+  MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv));
+  EnqueueArgs a;
+  a.kind = kind;
+  if (kind == OpKind::send) a.sbuf = buf;
+  else a.rbuf = const_cast<void *>(buf);
+  a.count = count;
+  a.dt = dt;
+  a.peer = peer;
+  a.tag = tag;
+  a.comm = comm;
+  return enqueue_op(a, want_request ? request : nullptr, status);
+}
+
+// The communicator whose error handler a wait's failure goes to.
+MPI_Comm request_comm(const MPI_Request *request) {
+  if (!request || *request == MPI_REQUEST_NULL) return MPI_COMM_NULL;
+  Op *op = request_find(*request, false);
+  return op ? op->comm : MPI_COMM_NULL;
+}
+
+}  // namespace
+}  // namespace mpix
+
+using namespace mpix;
+
+extern "C" {
+
+int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm) {
+  return finish(comm, "MPIX_Send_enqueue",
+                p2p(OpKind::send, buf, count, datatype, dest, tag, comm, nullptr, false, nullptr));
+}
+
+int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status) {
+  return finish(comm, "MPIX_Recv_enqueue",
+                p2p(OpKind::recv, buf, count, datatype, source, tag, comm, nullptr, false, status));
+}
+
+int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request) {
+  return finish(comm, "MPIX_Isend_enqueue",
+                p2p(OpKind::send, buf, count, datatype, dest, tag, comm, request, true, nullptr));
+}
+
+int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, MPI_Request *request) {
+  return finish(comm, "MPIX_Irecv_enqueue",
+                p2p(OpKind::recv, buf, count, datatype, source, tag, comm, request, true, nullptr));
+}
+
+int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status) {
+  MPI_Comm comm = request_comm(request);
+  Status st = request ? enqueue_wait(request, status)
+                      : make_status(MPI_ERR_ARG, "request is NULL");
+  return finish(comm, "MPIX_Wait_enqueue", st);
+}
+
+int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
+                         MPI_Status array_of_statuses[]) {
+  Status st = check_count(count);
+  if (st.is_ok() && count > 0 && !array_of_requests)
+    st = make_status(MPI_ERR_ARG, "array_of_requests is NULL");
+  MPI_Comm comm = MPI_COMM_NULL;
+  // Check every handle first, so a bad one leaves nothing half-enqueued.
+  for (int i = 0; st.is_ok() && i < count; ++i) {
+    if (array_of_requests[i] == MPI_REQUEST_NULL) continue;
+    Op *op = request_find(array_of_requests[i], false);
+    if (!op)
+      st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request", i);
+    else if (comm == MPI_COMM_NULL) comm = op->comm;
+  }
+  for (int i = 0; st.is_ok() && i < count; ++i) {
+    MPI_Status *s = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                             : &array_of_statuses[i];
+    st = enqueue_wait(&array_of_requests[i], s);
+  }
+  return finish(comm, "MPIX_Waitall_enqueue", st);
+}
+
+int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm) {
+  Status st = runtime_init();
+  if (st.is_ok()) st = check_comm(comm);
+  if (st.is_ok()) st = check_count(count);
+  if (st.is_ok()) st = check_datatype(datatype);
+  if (st.is_ok() && op == MPI_OP_NULL) st = make_status(MPI_ERR_OP, "op is MPI_OP_NULL");
+  if (st.is_ok() && sendbuf != MPI_IN_PLACE) st = check_buffer(sendbuf, count, datatype, "sendbuf");
+  if (st.is_ok()) st = check_buffer(recvbuf, count, datatype, "recvbuf");
+  if (st.is_ok()) {
+    EnqueueArgs a;
+    a.kind = OpKind::allreduce;
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    a.count = count;
+    a.dt = datatype;
+    a.reduce_op = op;
+    a.comm = comm;
+    st = enqueue_op(a, nullptr, nullptr);
+  }
+  return finish(comm, "MPIX_Allreduce_enqueue", st);
+}
+
+}  // extern "C"

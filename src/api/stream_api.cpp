@@ -1,0 +1,180 @@
+// C entry points: streams and stream communicators (MPICH-compatible).
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "api/checks.hpp"
+#include "api/errors.hpp"
+#include "api/info_hex.hpp"
+#include "core/comm_ctx.hpp"
+#include "core/runtime.hpp"
+#include "core/settings.hpp"
+#include "core/stream.hpp"
+#include "mpix/mpix.h"
+
+namespace mpix {
+namespace {
+
+uint64_t handle_id(MPIX_Stream s) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s)); }
+MPIX_Stream to_handle(uint64_t id) { return reinterpret_cast<MPIX_Stream>(static_cast<uintptr_t>(id)); }
+
+// Reads @p key from @p info; false if absent.
+bool info_get(MPI_Info info, const char *key, std::string *out) {
+  if (info == MPI_INFO_NULL) return false;
+  int len = 0, flag = 0;
+  MPI_Info_get_valuelen(info, key, &len, &flag);
+  if (!flag) return false;
+  std::string v(static_cast<std::size_t>(len) + 1, '\0');
+  MPI_Info_get(info, key, len + 1, &v[0], &flag);
+  v.resize(static_cast<std::size_t>(len));
+  *out = v;
+  return true;
+}
+
+Status parse_trigger(MPI_Info info, TriggerMode *mode, bool *explicit_mode) {
+  std::string v;
+  *explicit_mode = true;
+  if (!info_get(info, "mpix_trigger", &v)) v = setting_str(Setting::trigger);
+  if (v == "auto") {
+    *explicit_mode = false;
+    *mode = TriggerMode::memop;
+  } else if (v == "memop") *mode = TriggerMode::memop;
+  else if (v == "hostfn") *mode = TriggerMode::hostfn;
+  else if (v == "kernel") *mode = TriggerMode::kernel;
+  else
+    return make_status(MPI_ERR_ARG, "trigger mode \"%s\" is not one of memop, hostfn, kernel",
+                       v.c_str());
+  return {};
+}
+
+Status stream_create(MPI_Info info, MPIX_Stream *out) {
+  if (!out) return make_status(MPI_ERR_ARG, "stream is NULL");
+  MPIX_TRY(runtime_init());
+  std::string type;
+  StreamKind kind = StreamKind::general;
+  if (info_get(info, "type", &type)) {
+    if (type == "cudaStream_t") kind = StreamKind::cuda;
+    else if (type == "hipStream_t") kind = StreamKind::hip;
+    else if (type == "mpix_host_stream") kind = StreamKind::host;
+    else
+      return make_status(MPI_ERR_ARG, "info type \"%s\" is not cudaStream_t, hipStream_t or "
+                         "mpix_host_stream", type.c_str());
+  }
+  Backend *be = nullptr;
+  MPIX_TRY(backend_get(kind, &be));
+  std::unique_ptr<ExecStream> exec;
+  if (kind != StreamKind::general) {
+    void *native = nullptr;
+    std::string hex;
+    if (info_get(info, "value", &hex)) {
+      if (!hex_decode(hex, &native, sizeof native))
+        return make_status(MPI_ERR_ARG, "info value \"%s\" is not a %zu-byte handle encoded "
+                           "with MPIX_Info_set_hex", hex.c_str(), sizeof native);
+    } else if (kind != StreamKind::host) {
+      return make_status(MPI_ERR_ARG, "info type %s needs a \"value\" (the stream handle, set "
+                         "with MPIX_Info_set_hex)", type.c_str());
+    }
+    TriggerMode mode = TriggerMode::memop;
+    bool explicit_mode = false;
+    MPIX_TRY(parse_trigger(info, &mode, &explicit_mode));
+    MPIX_TRY(be->open_stream(native, mode, &exec));
+  }
+  auto s = std::make_shared<Stream>(stream_new_id(), kind, be, std::move(exec));
+  uint64_t id = 0;
+  MPIX_TRY(stream_register(std::move(s), &id));
+  *out = to_handle(id);
+  return {};
+}
+
+Status find_stream(MPIX_Stream h, std::shared_ptr<Stream> *out) {
+  if (h == MPIX_STREAM_NULL) return make_status(MPI_ERR_ARG, "stream is MPIX_STREAM_NULL");
+  *out = stream_lookup(handle_id(h));
+  if (!*out)
+    return make_status(MPI_ERR_ARG, "stream handle %p is not a live stream (freed?)",
+                       static_cast<void *>(h));
+  return {};
+}
+
+Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
+  MPIX_TRY(check_comm(comm));
+  if (!newcomm) return make_status(MPI_ERR_ARG, "newcomm is NULL");
+  MPIX_TRY(runtime_init());
+  auto ctx = std::make_shared<CommCtx>();
+  Status local;
+  if (h != MPIX_STREAM_NULL) local = find_stream(h, &ctx->stream);
+  Provider *prov = nullptr;
+  if (local.is_ok()) local = provider_get(&prov);
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPIX_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  // Agree before anything else collective: a rank with a bad argument must not leave the
+  // others waiting in the provider's address exchange.
+  int bad = local.is_ok() ? 0 : 1, any_bad = 0;
+  int rc = MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, dup);
+  Status st = local;
+  if (st.is_ok() && rc != MPI_SUCCESS) st = mpi_status(rc, "MPI_Allreduce", __FILE__, __LINE__);
+  if (st.is_ok() && any_bad)
+    st = make_status(MPI_ERR_OTHER, "another rank passed a bad argument; no communicator made");
+  // Collective on every rank, whether or not this rank passed a stream.
+  if (st.is_ok()) st = prov->comm_open(dup, &ctx->prov);
+  if (st.is_ok()) {
+    if (ctx->stream) ctx->stream->attached_comms.fetch_add(1);
+    st = comm_ctx_attach(dup, std::move(ctx));
+  }
+  if (!st.is_ok()) {
+    MPI_Comm_free(&dup);
+    return st;
+  }
+  *newcomm = dup;
+  return {};
+}
+
+Status comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *out) {
+  MPIX_TRY(check_comm(comm));
+  if (!out) return make_status(MPI_ERR_ARG, "stream is NULL");
+  if (idx != 0 && idx != -1)
+    return make_status(MPI_ERR_ARG, "idx %d: a single-stream communicator has only index 0", idx);
+  MPIX_TRY(runtime_init());
+  std::shared_ptr<CommCtx> ctx;
+  MPIX_TRY(comm_ctx_get(comm, &ctx));
+  *out = (ctx && ctx->stream) ? to_handle(ctx->stream->id()) : MPIX_STREAM_NULL;
+  return {};
+}
+
+}  // namespace
+}  // namespace mpix
+
+using namespace mpix;
+
+extern "C" {
+
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream) {
+  return finish(MPI_COMM_NULL, "MPIX_Stream_create", stream_create(info, stream));
+}
+
+int MPIX_Stream_free(MPIX_Stream *stream) {
+  Status st;
+  if (!stream) st = make_status(MPI_ERR_ARG, "stream is NULL");
+  else if (*stream == MPIX_STREAM_NULL) st = make_status(MPI_ERR_ARG, "stream is MPIX_STREAM_NULL");
+  else st = stream_unregister(handle_id(*stream));
+  if (st.is_ok()) *stream = MPIX_STREAM_NULL;
+  return finish(MPI_COMM_NULL, "MPIX_Stream_free", st);
+}
+
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm) {
+  return finish(comm, "MPIX_Stream_comm_create", stream_comm_create(comm, stream, newcomm));
+}
+
+int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream) {
+  return finish(comm, "MPIX_Comm_get_stream", comm_get_stream(comm, idx, stream));
+}
+
+int MPIX_Stream_synchronize(MPIX_Stream stream) {
+  std::shared_ptr<Stream> s;
+  Status st = find_stream(stream, &s);
+  ExecStream *ex = nullptr;
+  if (st.is_ok()) st = s->exec(&ex);
+  if (st.is_ok()) st = ex->synchronize();
+  return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
+}
+
+}  // extern "C"

@@ -1,0 +1,178 @@
+#include "core/agent.hpp"
+
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/comm_ctx.hpp"
+#include "core/log.hpp"
+#include "core/op.hpp"
+#include "core/request.hpp"
+#include "core/stream.hpp"
+#include "core/waiter.hpp"
+#include "providers/provider.hpp"
+
+namespace mpix {
+namespace {
+
+class Agent {
+ public:
+  explicit Agent(Provider *prov) : prov_(prov), thread_([this] { run(); }) {}
+  ~Agent() { stop(); }
+
+  void submit(Op *op) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      incoming_.push_back(op);
+    }
+    notifier().notify();
+  }
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    stop_.store(true);
+    notifier().notify();
+    thread_.join();
+  }
+
+ private:
+  struct Armed {
+    const uint64_t *trigger = nullptr;
+    std::deque<Op *> ops;  // threshold order (enqueue order on the stream)
+  };
+
+  void run();
+  bool take_incoming();
+  bool fire_reached();
+  void complete(Op *op);
+
+  Provider *prov_;
+  std::mutex mu_;
+  std::vector<Op *> incoming_;
+  std::atomic<bool> stop_{false};
+  // Agent-thread state.
+  std::unordered_map<Stream *, Armed> armed_;
+  std::size_t armed_count_ = 0;
+  std::vector<Op *> done_;
+  std::thread thread_;  // last: starts after the members above exist
+};
+
+bool Agent::take_incoming() {
+  std::vector<Op *> in;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (incoming_.empty()) return false;
+    in.swap(incoming_);
+  }
+  for (Op *op : in) {
+    Armed &a = armed_[op->stream.get()];
+    a.trigger = op->stream->trigger_word();
+    a.ops.push_back(op);
+    ++armed_count_;
+  }
+  return true;
+}
+
+bool Agent::fire_reached() {
+  bool any = false;
+  for (auto it = armed_.begin(); it != armed_.end();) {
+    Armed &a = it->second;
+    uint64_t v = load_signal(a.trigger);
+    while (!a.ops.empty() && reached(v, a.ops.front()->threshold)) {
+      Op *op = a.ops.front();
+      a.ops.pop_front();
+      --armed_count_;
+      any = true;
+      op->state.store(OpState::triggered);
+      Status st = prov_->fire(*op);
+      if (!st.is_ok()) {
+        MPIX_LOG(error, "agent", "posting %s to peer %d failed: %s", op_kind_name(op->kind),
+                 op->peer, st.what().c_str());
+        op->status.MPI_ERROR = st.code();
+        op->status.MPI_SOURCE = op->peer;
+        op->status.MPI_TAG = op->tag;
+        complete(op);
+      }
+    }
+    if (a.ops.empty()) it = armed_.erase(it);
+    else ++it;
+  }
+  return any;
+}
+
+void Agent::complete(Op *op) {
+  op->state.store(OpState::complete);
+  // Only now may the enqueuing side see kOpCompleted; it then copies the status itself.
+  unsigned old = op->flags.fetch_or(kOpCompleted);
+  if ((old & kOpWaitEnqueued) && op->user_status) *op->user_status = op->status;
+  op->stream->pending_ops.fetch_sub(1);
+  op->ctx->pending_ops.fetch_sub(1);
+  store_signal(op->done.word, op->done_value);
+  notifier().notify();
+  if (op->grequest != MPI_REQUEST_NULL) request_complete(op, (old & kOpWaitEnqueued) != 0);
+  op_unref(op);
+}
+
+void Agent::run() {
+  Backoff backoff;
+  while (!stop_.load()) {
+    uint64_t epoch = notifier().epoch();
+    bool progress = take_incoming();
+    progress |= fire_reached();
+    done_.clear();
+    progress |= prov_->progress(done_);
+    for (Op *op : done_) complete(op);
+    if (progress) {
+      backoff.reset();
+      continue;
+    }
+    if (armed_count_ == 0 && !prov_->busy()) {
+      // Idle: nothing can happen until a new op arrives, which notifies.
+      notifier().wait(epoch, std::chrono::milliseconds(100));
+      backoff.reset();
+    } else {
+      backoff.pause(epoch);
+    }
+  }
+  MPIX_LOG(debug, "agent", "stopped");
+}
+
+std::mutex g_agent_mu;
+Agent *g_agent = nullptr;
+
+}  // namespace
+
+Status agent_submit(Op *op) {
+  Agent *a;
+  {
+    std::lock_guard<std::mutex> lk(g_agent_mu);
+    if (!g_agent) {
+      Provider *prov = nullptr;
+      MPIX_TRY(provider_get(&prov));
+      g_agent = new Agent(prov);
+      MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
+    }
+    a = g_agent;
+  }
+  a->submit(op);
+  return {};
+}
+
+void agent_stop() {
+  std::lock_guard<std::mutex> lk(g_agent_mu);
+  delete g_agent;
+  g_agent = nullptr;
+}
+
+void op_unref(Op *op) {
+  if (op->refs.fetch_sub(1) != 1) return;
+  op->state.store(OpState::retired);
+  signal_pool().release(op->done);
+  if (op->dt_owned) MPI_Type_free(&op->dt);
+  op_registry_remove(op);
+  delete op;
+}
+
+}  // namespace mpix

@@ -1,0 +1,21 @@
+// The agent: one progress thread per process, started on first use. It watches each stream's
+// trigger word, fires the ops the streams have reached (in threshold order), drives the
+// provider's progress, and completes ops: status, completion word, generalized request.
+// With nothing armed or in flight it sleeps on the notifier (no CPU); with work outstanding it
+// spins briefly, then yields, then sleeps in short, growing naps (core/waiter.hpp).
+#pragma once
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+struct Op;
+
+// Hands @p op to the agent (starting it if needed). The op must be fully set up.
+Status agent_submit(Op *op);
+// Stops the agent thread (at MPI_Finalize). Ops still held are reported by the caller.
+void agent_stop();
+// Drops one reference to @p op; the last one retires it.
+void op_unref(Op *op);
+
+}  // namespace mpix

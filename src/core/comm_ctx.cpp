@@ -1,0 +1,79 @@
+#include "core/comm_ctx.hpp"
+
+#include <mutex>
+
+#include "core/log.hpp"
+
+namespace mpix {
+namespace {
+
+// The attribute value is a heap-held shared_ptr, so duplicates share nothing but the stream.
+using Holder = std::shared_ptr<CommCtx>;
+
+int copy_fn(MPI_Comm, int, void *, void *attr_in, void *attr_out, int *flag) {
+  const Holder &old = *static_cast<Holder *>(attr_in);
+  auto ctx = std::make_shared<CommCtx>();
+  ctx->stream = old->stream;
+  if (ctx->stream) ctx->stream->attached_comms.fetch_add(1);
+  Provider *prov = nullptr;
+  if (ctx->stream && old->prov) {
+    Status st = provider_get(&prov);
+    if (st.is_ok()) st = prov->comm_dup(old->prov.get(), &ctx->prov);
+    if (!st.is_ok()) {
+      MPIX_LOG(error, "api", "duplicating a stream communicator: %s", st.what().c_str());
+      *flag = 0;
+      return st.code();
+    }
+  }
+  *static_cast<Holder **>(attr_out) = new Holder(std::move(ctx));
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int delete_fn(MPI_Comm, int, void *attr, void *) {
+  auto *h = static_cast<Holder *>(attr);
+  int64_t pending = (*h)->pending_ops.load();
+  if (pending > 0) {
+    MPIX_LOG(warn, "api", "MPI_Comm_free: %lld enqueued ops on this stream communicator have "
+             "not completed; the communicator is not freed", static_cast<long long>(pending));
+    return MPI_ERR_PENDING;
+  }
+  delete h;
+  return MPI_SUCCESS;
+}
+
+int keyval() {
+  static int kv = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(copy_fn, delete_fn, &k, nullptr);
+    return k;
+  }();
+  return kv;
+}
+
+}  // namespace
+
+CommCtx::~CommCtx() {
+  if (stream) stream->attached_comms.fetch_sub(1);
+}
+
+Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx) {
+  auto *h = new Holder(std::move(ctx));
+  int rc = MPI_Comm_set_attr(comm, keyval(), h);
+  if (rc != MPI_SUCCESS) {
+    delete h;
+    return mpi_status(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
+  }
+  return {};
+}
+
+Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
+  void *v = nullptr;
+  int flag = 0;
+  MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(), &v, &flag));
+  if (flag) *out = *static_cast<Holder *>(v);
+  else out->reset();
+  return {};
+}
+
+}  // namespace mpix

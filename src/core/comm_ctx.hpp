@@ -1,0 +1,28 @@
+// What mpix attaches to a stream communicator (an MPI attribute): its stream and the provider's
+// per-communicator state. MPI_Comm_dup / idup copy it; MPI_Comm_free deletes it (and fails with
+// MPI_ERR_PENDING while ops on the communicator are pending).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+
+#include "core/stream.hpp"
+#include "providers/provider.hpp"
+
+namespace mpix {
+
+struct CommCtx {
+  std::shared_ptr<Stream> stream;  // null for a plain duplicate (MPIX_STREAM_NULL)
+  std::unique_ptr<ProviderComm> prov;
+  std::atomic<int64_t> pending_ops{0};
+  ~CommCtx();
+};
+
+// Attaches a new context to @p comm.
+Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);
+// The context of @p comm, or null if it is not a stream communicator.
+Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out);
+
+}  // namespace mpix

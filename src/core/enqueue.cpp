@@ -1,0 +1,143 @@
+#include "core/enqueue.hpp"
+
+#include <memory>
+
+#include "core/agent.hpp"
+#include "core/comm_ctx.hpp"
+#include "core/request.hpp"
+#include "core/runtime.hpp"
+#include "core/waiter.hpp"
+
+namespace mpix {
+namespace {
+
+// Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
+// right after a nonblocking call that uses it.
+Status hold_datatype(Op &op, MPI_Datatype dt) {
+  int ni, na, nd, combiner;
+  MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) {
+    op.dt = dt;
+    return {};
+  }
+  MPIX_MPI_CHECK(MPI_Type_dup(dt, &op.dt));
+  op.dt_owned = true;
+  return {};
+}
+
+void empty_status(MPI_Status *st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_elements_x(st, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(st, 0);
+}
+
+// Frees an op that never reached the agent.
+void discard(Op *op) {
+  if (op->grequest != MPI_REQUEST_NULL) {
+    // free_fn drops the request's reference; the map entry goes with it.
+    MPI_Grequest_complete(op->grequest);
+    MPI_Request r = op->grequest;
+    MPI_Request_free(&r);
+  }
+  op_unref(op);
+}
+
+}  // namespace
+
+Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status) {
+  MPIX_TRY(runtime_init());
+  std::shared_ptr<CommCtx> ctx;
+  MPIX_TRY(comm_ctx_get(a.comm, &ctx));
+  if (!ctx || !ctx->stream)
+    return make_status(MPI_ERR_COMM, "communicator has no stream (make one with "
+                                     "MPIX_Stream_comm_create)");
+  Provider *prov = nullptr;
+  MPIX_TRY(provider_get(&prov));
+  ExecStream *ex = nullptr;
+  MPIX_TRY(ctx->stream->exec(&ex));
+
+  Backend *be = ctx->stream->backend();
+  for (const void *p : {a.sbuf, static_cast<const void *>(a.rbuf)}) {
+    if (!p || p == MPI_IN_PLACE || a.count == 0) continue;
+    MemKind mk = be->classify(p);
+    if ((mk == MemKind::device || mk == MemKind::managed) && !prov->caps().device_memory)
+      return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                         "%s buffer %p: device-memory staging is not available on this path",
+                         mem_kind_name(mk), p);
+  }
+
+  auto *op = new Op;
+  op_registry_add(op);
+  op->kind = a.kind;
+  op->sbuf = a.sbuf;
+  op->rbuf = a.rbuf;
+  op->count = a.count;
+  op->reduce_op = a.reduce_op;
+  op->peer = a.peer;
+  op->tag = a.tag;
+  op->comm = a.comm;
+  op->ctx = ctx;
+  op->stream = ctx->stream;
+  op->done = signal_pool().acquire();
+  // The word's last value was written by its previous op's completion: wait for the next one.
+  op->done_value = load_signal(op->done.word) + 1;
+  Status st = hold_datatype(*op, a.dt);
+  if (st.is_ok()) st = prov->validate(*op);
+  if (st.is_ok() && request) st = request_start(op);
+  if (!st.is_ok()) {
+    discard(op);
+    return st;
+  }
+  if (!request) {
+    op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
+    op->flags.store(kOpWaitEnqueued);
+  }
+
+  Stream &s = *ctx->stream;
+  std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+  op->threshold = s.next_threshold();
+  st = prov->arm(*op);
+  if (!st.is_ok()) {
+    discard(op);
+    return st;
+  }
+  s.pending_ops.fetch_add(1);
+  ctx->pending_ops.fetch_add(1);
+  // From here the agent owns the op; it fires once the stream writes the threshold.
+  MPIX_TRY(agent_submit(op));
+  MPIX_TRY(ex->write_value(s.trigger_word(), op->threshold));
+  if (request) *request = op->grequest;
+  else MPIX_TRY(ex->wait_value(op->done.word, op->done_value));
+  return {};
+}
+
+Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
+  if (*request == MPI_REQUEST_NULL) {
+    empty_status(status);
+    return {};
+  }
+  Op *op = request_find(*request, /*take=*/true);
+  if (!op)
+    return make_status(MPI_ERR_REQUEST, "request is not an mpix enqueue request (or was "
+                                        "already completed)");
+  ExecStream *ex = nullptr;
+  MPIX_TRY(op->stream->exec(&ex));
+  {
+    std::lock_guard<std::mutex> lk(op->stream->enqueue_mutex());
+    MPIX_TRY(ex->wait_value(op->done.word, op->done_value));
+  }
+  op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
+  *request = MPI_REQUEST_NULL;
+  unsigned old = op->flags.fetch_or(kOpWaitEnqueued);
+  if (old & kOpCompleted) {
+    // Already complete: the agent will not touch the status or the request again.
+    if (op->user_status) *op->user_status = op->status;
+    request_free(op);
+  }
+  return {};
+}
+
+}  // namespace mpix

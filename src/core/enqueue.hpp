@@ -1,0 +1,31 @@
+// The enqueue path shared by every *_enqueue call: make an op, hand it to the agent, and put
+// its trigger (and, for blocking calls, its completion wait) on the stream in stream order.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/op.hpp"
+#include "core/status.hpp"
+
+namespace mpix {
+
+struct EnqueueArgs {
+  OpKind kind = OpKind::send;
+  const void *sbuf = nullptr;
+  void *rbuf = nullptr;
+  int count = 0;
+  MPI_Datatype dt = MPI_DATATYPE_NULL;
+  MPI_Op reduce_op = MPI_OP_NULL;
+  int peer = MPI_PROC_NULL;
+  int tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+// Nonblocking when @p request is non-null (a generalized request is returned); otherwise the
+// stream waits for completion and @p status (may be null) is filled in stream order.
+Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status);
+
+// The stream of the request's communicator waits for it; the handle is consumed.
+Status enqueue_wait(MPI_Request *request, MPI_Status *status);
+
+}  // namespace mpix

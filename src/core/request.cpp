@@ -1,0 +1,91 @@
+#include "core/request.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "core/agent.hpp"
+#include "core/log.hpp"
+#include "core/op.hpp"
+
+namespace mpix {
+namespace {
+
+std::mutex g_mu;
+std::unordered_map<MPI_Request, Op *> &requests() {
+  static auto *m = new std::unordered_map<MPI_Request, Op *>;
+  return *m;
+}
+
+int query_fn(void *extra, MPI_Status *status) {
+  auto *op = static_cast<Op *>(extra);
+  status->MPI_SOURCE = op->status.MPI_SOURCE;
+  status->MPI_TAG = op->status.MPI_TAG;
+  status->MPI_ERROR = op->status.MPI_ERROR;
+  MPI_Status_set_cancelled(status, 0);
+  MPI_Count n = 0;
+  if (op->kind == OpKind::recv && op->status.MPI_ERROR == MPI_SUCCESS &&
+      MPI_Get_elements_x(&op->status, op->dt, &n) != MPI_SUCCESS)
+    n = 0;
+  MPI_Status_set_elements_x(status, op->dt, n);
+  return op->status.MPI_ERROR;
+}
+
+int free_fn(void *extra) {
+  auto *op = static_cast<Op *>(extra);
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    auto it = requests().find(op->grequest);
+    if (it != requests().end() && it->second == op) requests().erase(it);
+  }
+  op_unref(op);
+  return MPI_SUCCESS;
+}
+
+int cancel_fn(void *, int complete) {
+  // An enqueued op cannot be withdrawn from the stream; MPI_Cancel of an incomplete one is a
+  // no-op (allowed: cancellation is never guaranteed) and the op completes normally.
+  (void)complete;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Status request_start(Op *op) {
+  op->refs.fetch_add(1);
+  int rc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
+  if (rc != MPI_SUCCESS) {
+    op->refs.fetch_sub(1);
+    return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
+  }
+  std::lock_guard<std::mutex> lk(g_mu);
+  requests()[op->grequest] = op;
+  return {};
+}
+
+Op *request_find(MPI_Request req, bool take) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  auto it = requests().find(req);
+  if (it == requests().end()) return nullptr;
+  Op *op = it->second;
+  if (take) requests().erase(it);
+  return op;
+}
+
+void request_complete(Op *op, bool free_now) {
+  // Copy the handle: free_fn (run inside MPI_Request_free) may drop the last reference.
+  MPI_Request r = op->grequest;
+  int rc = MPI_Grequest_complete(r);
+  if (rc != MPI_SUCCESS) MPIX_LOG(error, "agent", "MPI_Grequest_complete failed (%d)", rc);
+  if (free_now) {
+    rc = MPI_Request_free(&r);
+    if (rc != MPI_SUCCESS) MPIX_LOG(error, "agent", "MPI_Request_free failed (%d)", rc);
+  }
+}
+
+void request_free(Op *op) {
+  MPI_Request r = op->grequest;
+  int rc = MPI_Request_free(&r);
+  if (rc != MPI_SUCCESS) MPIX_LOG(error, "api", "MPI_Request_free failed (%d)", rc);
+}
+
+}  // namespace mpix

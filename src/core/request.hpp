@@ -1,0 +1,25 @@
+// Requests returned by *_enqueue calls are MPI generalized requests, so MPI_Wait / MPI_Test on
+// the host work as well as MPIX_Wait_enqueue. A map from the MPI_Request handle to its op lets
+// MPIX_Wait_enqueue find the op's completion word.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+struct Op;
+
+// Starts the generalized request of @p op (takes a reference to it) and records the handle.
+Status request_start(Op *op);
+// The op behind @p req, or null if @p req is not an mpix enqueue request. Removes the entry
+// when @p take is set (the handle is being consumed by MPIX_Wait_enqueue).
+Op *request_find(MPI_Request req, bool take);
+// Agent thread: the op completed. Completes the generalized request and, if a stream already
+// waits on it (MPIX_Wait_enqueue consumed the handle), frees it.
+void request_complete(Op *op, bool free_now);
+// Frees the generalized request of an op whose handle was consumed after it completed.
+void request_free(Op *op);
+
+}  // namespace mpix

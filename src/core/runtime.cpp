@@ -1,0 +1,55 @@
+#include "core/runtime.hpp"
+
+#include <atomic>
+#include <mutex>
+
+#include "core/agent.hpp"
+#include "core/log.hpp"
+#include "core/op.hpp"
+#include "core/signal_pool.hpp"
+
+namespace mpix {
+namespace {
+
+std::atomic<bool> g_ready{false};
+std::mutex g_mu;
+
+int on_finalize(MPI_Comm, int, void *, void *) {
+  std::size_t left = op_registry_report();
+  if (left)
+    MPIX_LOG(warn, "api", "MPI_Finalize: %zu enqueued op(s) never retired (listed above)", left);
+  agent_stop();
+  g_ready.store(false);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+Status runtime_init() {
+  if (g_ready.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_ready.load()) return {};
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    return make_status(MPI_ERR_OTHER, "MPI is %s; mpix calls need an initialised MPI",
+                       finalized ? "already finalised" : "not initialised");
+  int level = MPI_THREAD_SINGLE;
+  MPIX_MPI_CHECK(MPI_Query_thread(&level));
+  if (level != MPI_THREAD_MULTIPLE)
+    return make_status(MPI_ERR_OTHER,
+                       "mpix needs MPI initialised with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, "
+                       "...): its agent thread calls MPI (thread level provided: %d)",
+                       level);
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  log_set_rank(rank);
+  int kv = MPI_KEYVAL_INVALID;
+  MPIX_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &kv, nullptr));
+  MPIX_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, kv, nullptr));
+  g_ready.store(true, std::memory_order_release);
+  return {};
+}
+
+}  // namespace mpix

@@ -1,0 +1,102 @@
+#include "core/stream.hpp"
+
+#include <unordered_map>
+
+#include "core/log.hpp"
+
+namespace mpix {
+
+Stream::Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<ExecStream> exec)
+    : id_(id), kind_(kind), backend_(backend), exec_(std::move(exec)),
+      trigger_(signal_pool().acquire()) {
+  // Thresholds start above the word's current value (words are recycled, values only grow).
+  last_threshold_ = load_trigger_base();
+}
+
+Stream::~Stream() {
+  if (exec_) {
+    Status st = exec_->synchronize();
+    if (!st.is_ok()) MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
+    exec_.reset();
+  }
+  signal_pool().release(trigger_);
+}
+
+uint64_t Stream::load_trigger_base() const { return __atomic_load_n(trigger_.word, __ATOMIC_ACQUIRE); }
+
+Status Stream::exec(ExecStream **out) {
+  std::lock_guard<std::mutex> lk(exec_mu_);
+  if (!exec_) {
+    // A general stream (MPI_INFO_NULL): a host stream of our own, made on first use.
+    Backend *host = nullptr;
+    MPIX_TRY(backend_get(StreamKind::host, &host));
+    MPIX_TRY(host->open_stream(nullptr, TriggerMode::memop, &exec_));
+    MPIX_LOG(debug, "stream", "stream %llu: made its host stream on first enqueue",
+             static_cast<unsigned long long>(id_));
+  }
+  *out = exec_.get();
+  return {};
+}
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<Stream>> live;
+  uint64_t next_id = 1;
+};
+
+Registry &registry() {
+  static Registry *r = new Registry;
+  return *r;
+}
+
+}  // namespace
+
+uint64_t stream_new_id() {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  // Ids are never reused, so a stale handle can never name a newer stream.
+  return r.next_id++;
+}
+
+Status stream_register(std::shared_ptr<Stream> s, uint64_t *id) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  *id = s->id();
+  r.live.emplace(s->id(), std::move(s));
+  return {};
+}
+
+std::shared_ptr<Stream> stream_lookup(uint64_t id) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = r.live.find(id);
+  return it == r.live.end() ? nullptr : it->second;
+}
+
+Status stream_unregister(uint64_t id) {
+  std::shared_ptr<Stream> victim;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.live.find(id);
+    if (it == r.live.end())
+      return make_status(MPI_ERR_ARG, "stream handle %#llx is not a live stream (freed twice?)",
+                         static_cast<unsigned long long>(id));
+    Stream &s = *it->second;
+    if (s.pending_ops.load() > 0)
+      return make_status(MPI_ERR_PENDING, "stream has %lld enqueued ops that have not completed",
+                         static_cast<long long>(s.pending_ops.load()));
+    if (s.attached_comms.load() > 0)
+      return make_status(MPI_ERR_OTHER,
+                         "stream is still used by %d stream communicator(s); free them first",
+                         s.attached_comms.load());
+    victim = std::move(it->second);
+    r.live.erase(it);
+  }
+  victim.reset();  // outside the lock: may synchronize the native stream
+  return {};
+}
+
+}  // namespace mpix

@@ -1,0 +1,58 @@
+// An mpix stream: a native stream (host, CUDA, HIP; or none for a general stream) plus its
+// monotonic trigger sequence. The MPIX_Stream handle the user holds is an id into a registry,
+// never a pointer, so a freed or forged handle is detected rather than dereferenced.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "core/signal_pool.hpp"
+#include "gpu/backend.hpp"
+
+namespace mpix {
+
+class Stream {
+ public:
+  Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<ExecStream> exec);
+  ~Stream();
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+
+  uint64_t id() const { return id_; }
+  StreamKind kind() const { return kind_; }
+  Backend *backend() const { return backend_; }
+  // The executing stream; a general stream makes a host stream on first use.
+  Status exec(ExecStream **out);
+
+  // Serialises enqueues so that threshold order equals stream order.
+  std::mutex &enqueue_mutex() { return enqueue_mu_; }
+  // Next trigger threshold (call with enqueue_mutex held).
+  uint64_t next_threshold() { return ++last_threshold_; }
+  uint64_t *trigger_word() const { return trigger_.word; }
+
+  std::atomic<int64_t> pending_ops{0};   // enqueued and not yet complete
+  std::atomic<int> attached_comms{0};    // stream communicators using it
+
+ private:
+  uint64_t load_trigger_base() const;
+
+  uint64_t id_;
+  StreamKind kind_;
+  Backend *backend_;
+  std::mutex exec_mu_;
+  std::unique_ptr<ExecStream> exec_;
+  std::mutex enqueue_mu_;
+  uint64_t last_threshold_ = 0;
+  SignalWord trigger_;
+};
+
+// Handle registry.
+Status stream_register(std::shared_ptr<Stream> s, uint64_t *id);
+std::shared_ptr<Stream> stream_lookup(uint64_t id);
+// Removes the handle; fails (and keeps it) if ops are pending or communicators use it.
+Status stream_unregister(uint64_t id);
+uint64_t stream_new_id();
+
+}  // namespace mpix

@@ -1,0 +1,73 @@
+#include "core/waiter.hpp"
+
+#include <sched.h>
+
+#include "core/settings.hpp"
+
+namespace mpix {
+
+void Notifier::notify() {
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  // Pairs with the sleepers_ increment in wait(): either the sleeper sees the new epoch under
+  // the lock, or we see it registered and wake it.
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lk(mu_);
+    cv_.notify_all();
+  }
+}
+
+void Notifier::wait(uint64_t seen, std::chrono::microseconds timeout) {
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait_for(lk, timeout, [&] { return epoch_.load(std::memory_order_seq_cst) != seen; });
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+Notifier &notifier() {
+  static Notifier *n = new Notifier;  // never destroyed: threads may use it during exit
+  return *n;
+}
+
+Backoff::Backoff()
+    : spin_(setting_long(Setting::spin_us)),
+      yield_(setting_long(Setting::yield_us)),
+      sleep_max_(setting_long(Setting::sleep_us)),
+      sleep_(1) {
+  reset();
+}
+
+void Backoff::reset() {
+  phase_ = 0;
+  count_ = 0;
+  sleep_ = std::chrono::microseconds(1);
+  start_ = std::chrono::steady_clock::now();
+}
+
+void Backoff::pause(uint64_t seen_epoch) {
+  if (phase_ < 2 && (++count_ & 63) == 0) {
+    auto waited = std::chrono::steady_clock::now() - start_;
+    if (waited > spin_ + yield_) phase_ = 2;
+    else if (waited > spin_) phase_ = 1;
+  }
+  switch (phase_) {
+    case 0:
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      asm volatile("yield");
+#endif
+      break;
+    case 1:
+      sched_yield();
+      break;
+    default:
+      notifier().wait(seen_epoch, sleep_);
+      if (sleep_ < sleep_max_) sleep_ *= 2;
+      if (sleep_ > sleep_max_) sleep_ = sleep_max_;
+      break;
+  }
+}
+
+}  // namespace mpix

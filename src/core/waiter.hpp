@@ -1,0 +1,61 @@
+// How mpix threads wait for a signal word or for work: spin briefly, then yield, then sleep on
+// the process-wide notifier. Host-side writers (host-stream writes, the agent's completion
+// writes, new ops) call notify(), which wakes sleepers at once; GPU writes and network events
+// are seen at the next poll, so the sleep is bounded by MPIX_SLEEP_US.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace mpix {
+
+class Notifier {
+ public:
+  // Bumps the epoch and wakes every sleeper.
+  void notify();
+  uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
+  // Sleeps until the epoch differs from @p seen or @p timeout passes.
+  void wait(uint64_t seen, std::chrono::microseconds timeout);
+
+ private:
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// The one notifier of the process.
+Notifier &notifier();
+
+// Spin -> yield -> sleep escalation for one waiting episode; reset() when progress is made.
+class Backoff {
+ public:
+  Backoff();
+  void reset();
+  // Waits a little; @p seen_epoch is notifier().epoch() read before the condition was checked.
+  void pause(uint64_t seen_epoch);
+  // True once the waiter has reached the sleeping phase.
+  bool sleeping() const { return phase_ == 2; }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::microseconds spin_, yield_, sleep_max_, sleep_;
+  int phase_ = 0;
+  unsigned count_ = 0;
+};
+
+// The cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ: (int64_t)(a - b) >= 0.
+inline bool reached(uint64_t value, uint64_t target) {
+  return static_cast<int64_t>(value - target) >= 0;
+}
+
+// Load of a 64-bit signal word written by another thread or by a device.
+inline uint64_t load_signal(const uint64_t *word) {
+  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+inline void store_signal(uint64_t *word, uint64_t v) { __atomic_store_n(word, v, __ATOMIC_RELEASE); }
+
+}  // namespace mpix

@@ -1,0 +1,65 @@
+// The stream-backend interface: one per kind of stream (host, cuda, hip). A backend executes
+// work in stream order on a native stream: 64-bit writes and waits on signal memory, host
+// functions, copies. Each implementation lives in its own folder under src/gpu/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+enum class StreamKind { general, host, cuda, hip };
+const char *stream_kind_name(StreamKind k);
+
+// How a GPU stream signals the agent and waits for completions (DESIGN.md §3).
+enum class TriggerMode { memop, hostfn, kernel };
+const char *trigger_mode_name(TriggerMode m);
+
+// Where a buffer lives, as the backend sees it.
+enum class MemKind { host, pinned_host, device, managed };
+const char *mem_kind_name(MemKind k);
+
+// One native stream, driven in stream order.
+class ExecStream {
+ public:
+  virtual ~ExecStream() = default;
+  // Stores @p value to @p word once earlier work on the stream has run.
+  virtual Status write_value(uint64_t *word, uint64_t value) = 0;
+  // Later work runs once (int64_t)(*word - value) >= 0.
+  virtual Status wait_value(const uint64_t *word, uint64_t value) = 0;
+  // Runs @p fn(@p arg) on a host thread in stream order. @p fn must not call the GPU runtime.
+  virtual Status launch_host(void (*fn)(void *), void *arg) = 0;
+  // Stream-ordered copy of @p bytes (any direction the backend supports).
+  virtual Status copy_async(void *dst, const void *src, std::size_t bytes) = 0;
+  // Blocks the calling thread until all work enqueued so far has run.
+  virtual Status synchronize() = 0;
+  virtual TriggerMode trigger_mode() const = 0;
+  virtual void *native() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual StreamKind kind() const = 0;
+  virtual const char *name() const = 0;
+  // Wraps @p native (a cudaStream_t, hipStream_t or mpix_host_stream_t; may be null for a
+  // host stream the backend creates and owns).
+  virtual Status open_stream(void *native, TriggerMode mode, std::unique_ptr<ExecStream> *out) = 0;
+  virtual MemKind classify(const void *p) const = 0;
+  // Page-locked host memory for staging device buffers.
+  virtual Status alloc_pinned(std::size_t bytes, void **p) = 0;
+  virtual void free_pinned(void *p) = 0;
+  // One-line description for mpix_info (devices, versions, what was found).
+  virtual std::string describe() const = 0;
+};
+
+// The backend of a kind, or an error saying it was not built / has no device.
+Status backend_get(StreamKind kind, Backend **out);
+// Backends compiled into this build ("host cuda" ...).
+const char *backends_built();
+
+}  // namespace mpix

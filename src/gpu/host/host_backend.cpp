@@ -1,0 +1,94 @@
+// Stream backend "host": mpix host streams. Always built; it is what runs (and is tested) on
+// machines without a GPU, and what a general stream (MPI_INFO_NULL) executes on.
+#include <cstdlib>
+#include <cstring>
+
+#include "gpu/backend.hpp"
+#include "gpu/host/host_backend.hpp"
+#include "mpix/mpix_host_stream.h"
+
+namespace mpix {
+namespace {
+
+class HostExecStream final : public ExecStream {
+ public:
+  HostExecStream(mpix_host_stream_t s, bool owned) : s_(s), owned_(owned) {}
+  ~HostExecStream() override {
+    if (owned_) mpix_host_stream_destroy(&s_);
+  }
+
+  Status write_value(uint64_t *word, uint64_t value) override {
+    return check(mpix_host_stream_write_value64(s_, word, value), "write_value64");
+  }
+  Status wait_value(const uint64_t *word, uint64_t value) override {
+    return check(mpix_host_stream_wait_value64(s_, word, value), "wait_value64");
+  }
+  Status launch_host(void (*fn)(void *), void *arg) override {
+    return check(mpix_host_stream_launch(s_, fn, arg), "launch");
+  }
+  Status copy_async(void *dst, const void *src, std::size_t bytes) override {
+    struct Copy {
+      void *dst;
+      const void *src;
+      std::size_t n;
+    };
+    auto *c = new Copy{dst, src, bytes};
+    return check(mpix_host_stream_launch(
+                     s_,
+                     [](void *p) {
+                       auto *c = static_cast<Copy *>(p);
+                       std::memcpy(c->dst, c->src, c->n);
+                       delete c;
+                     },
+                     c),
+                 "launch(copy)");
+  }
+  Status synchronize() override {
+    return check(mpix_host_stream_synchronize(s_), "synchronize");
+  }
+  TriggerMode trigger_mode() const override { return TriggerMode::memop; }
+  void *native() const override { return s_; }
+
+ private:
+  static Status check(int rc, const char *what) {
+    if (rc == 0) return {};
+    return make_status(rc, "mpix_host_stream_%s failed (the host stream was destroyed?)", what);
+  }
+  mpix_host_stream_t s_;
+  bool owned_;
+};
+
+class HostBackend final : public Backend {
+ public:
+  StreamKind kind() const override { return StreamKind::host; }
+  const char *name() const override { return "host"; }
+  Status open_stream(void *native, TriggerMode, std::unique_ptr<ExecStream> *out) override {
+    auto s = static_cast<mpix_host_stream_t>(native);
+    bool owned = false;
+    if (!s) {
+      if (mpix_host_stream_create(&s) != 0)
+        return make_status(MPI_ERR_OTHER, "could not create a host stream");
+      owned = true;
+    }
+    out->reset(new HostExecStream(s, owned));
+    return {};
+  }
+  MemKind classify(const void *) const override { return MemKind::host; }
+  Status alloc_pinned(std::size_t bytes, void **p) override {
+    *p = std::malloc(bytes ? bytes : 1);
+    return *p ? Status{} : make_status(MPI_ERR_NO_MEM, "out of host memory (%zu bytes)", bytes);
+  }
+  void free_pinned(void *p) override { std::free(p); }
+  std::string describe() const override {
+    return "host: in-order host streams on worker threads (always available)";
+  }
+};
+
+}  // namespace
+
+Backend *host_backend() {
+  static HostBackend *b = new HostBackend;
+  return b;
+}
+
+}  // namespace mpix

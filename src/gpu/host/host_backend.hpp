@@ -1,0 +1,6 @@
+#pragma once
+
+namespace mpix {
+class Backend;
+Backend *host_backend();
+}  // namespace mpix

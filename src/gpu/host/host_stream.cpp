@@ -1,0 +1,162 @@
+// The host stream (mpix/mpix_host_stream.h): an in-order queue run by one worker thread.
+#include "mpix/mpix_host_stream.h"
+
+#include <mpi.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include "core/waiter.hpp"
+
+struct mpix_host_stream_s {
+  enum class Kind { fn, write, wait };
+  struct Item {
+    Kind kind;
+    mpix_host_fn_t fn;
+    void *arg;
+    uint64_t *addr;
+    uint64_t value;
+  };
+
+  std::mutex mu;
+  std::condition_variable work_cv;  // worker: items arrived or stop
+  std::condition_variable done_cv;  // synchronize(): items executed
+  std::deque<Item> items;
+  uint64_t enqueued = 0, executed = 0;
+  int sync_waiters = 0;
+  bool stop = false;
+  std::thread worker;
+
+  mpix_host_stream_s() : worker([this] { run(); }) {}
+
+  void push(const Item &it) {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      items.push_back(it);
+      ++enqueued;
+    }
+    work_cv.notify_one();
+  }
+
+  void run() {
+    mpix::Backoff backoff;
+    for (;;) {
+      Item it;
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        work_cv.wait(lk, [&] { return stop || !items.empty(); });
+        if (items.empty()) return;  // stop requested and drained
+        it = items.front();
+        items.pop_front();
+      }
+      switch (it.kind) {
+        case Kind::fn:
+          it.fn(it.arg);
+          break;
+        case Kind::write:
+          mpix::store_signal(it.addr, it.value);
+          mpix::notifier().notify();
+          break;
+        case Kind::wait:
+          backoff.reset();
+          for (;;) {
+            uint64_t epoch = mpix::notifier().epoch();
+            if (mpix::reached(mpix::load_signal(it.addr), it.value)) break;
+            backoff.pause(epoch);
+          }
+          break;
+      }
+      bool wake;
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        ++executed;
+        wake = sync_waiters > 0;
+      }
+      if (wake) done_cv.notify_all();
+    }
+  }
+
+  void synchronize() {
+    std::unique_lock<std::mutex> lk(mu);
+    uint64_t target = enqueued;
+    ++sync_waiters;
+    done_cv.wait(lk, [&] { return executed >= target; });
+    --sync_waiters;
+  }
+};
+
+namespace {
+
+// Live handles, so a destroyed or forged handle is refused instead of dereferenced.
+std::mutex g_live_mu;
+std::unordered_set<mpix_host_stream_t> &live() {
+  static auto *s = new std::unordered_set<mpix_host_stream_t>;
+  return *s;
+}
+
+bool is_live(mpix_host_stream_t s) {
+  std::lock_guard<std::mutex> lk(g_live_mu);
+  return s && live().count(s) != 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int mpix_host_stream_create(mpix_host_stream_t *stream) {
+  if (!stream) return MPI_ERR_ARG;
+  auto *s = new mpix_host_stream_s;
+  std::lock_guard<std::mutex> lk(g_live_mu);
+  live().insert(s);
+  *stream = s;
+  return MPI_SUCCESS;
+}
+
+int mpix_host_stream_destroy(mpix_host_stream_t *stream) {
+  if (!stream) return MPI_ERR_ARG;
+  mpix_host_stream_t s = *stream;
+  {
+    std::lock_guard<std::mutex> lk(g_live_mu);
+    if (!s || live().erase(s) == 0) return MPI_ERR_ARG;
+  }
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    s->stop = true;
+  }
+  s->work_cv.notify_one();
+  s->worker.join();  // drains what was enqueued first
+  delete s;
+  *stream = nullptr;
+  return MPI_SUCCESS;
+}
+
+int mpix_host_stream_launch(mpix_host_stream_t stream, mpix_host_fn_t fn, void *arg) {
+  if (!is_live(stream) || !fn) return MPI_ERR_ARG;
+  stream->push({mpix_host_stream_s::Kind::fn, fn, arg, nullptr, 0});
+  return MPI_SUCCESS;
+}
+
+int mpix_host_stream_synchronize(mpix_host_stream_t stream) {
+  if (!is_live(stream)) return MPI_ERR_ARG;
+  stream->synchronize();
+  return MPI_SUCCESS;
+}
+
+int mpix_host_stream_write_value64(mpix_host_stream_t stream, uint64_t *addr, uint64_t value) {
+  if (!is_live(stream) || !addr) return MPI_ERR_ARG;
+  stream->push({mpix_host_stream_s::Kind::write, nullptr, nullptr, addr, value});
+  return MPI_SUCCESS;
+}
+
+int mpix_host_stream_wait_value64(mpix_host_stream_t stream, const uint64_t *addr,
+                                  uint64_t value) {
+  if (!is_live(stream) || !addr) return MPI_ERR_ARG;
+  stream->push({mpix_host_stream_s::Kind::wait, nullptr, nullptr, const_cast<uint64_t *>(addr),
+                 value});
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,56 @@
+// mpix_info: what this build of mpix has and how it is configured (like fi_info / ompi_info).
+// Prints the build, the stream backends and providers built and found, and every MPIX_*
+// setting with its value, default and help text. Runs with or without mpirun.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "core/settings.hpp"
+#include "gpu/backend.hpp"
+#include "mpix/mpix.h"
+#include "providers/provider.hpp"
+
+using namespace mpix;
+
+int main(int argc, char **argv) {
+  bool settings_only = argc > 1 && std::strcmp(argv[1], "--settings") == 0;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (!settings_only) {
+    std::printf("mpix %d.%d\n", MPIX_VERSION_MAJOR, MPIX_VERSION_MINOR);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    const char *nl = std::strchr(lib, '\n');
+    std::printf("  MPI library:        %.*s\n", nl ? static_cast<int>(nl - lib) : len, lib);
+    std::printf("  MPI thread level:   %s\n",
+                provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "less than MULTIPLE");
+    std::printf("  backends built:     %s\n", backends_built());
+    for (StreamKind k : {StreamKind::host, StreamKind::cuda, StreamKind::hip}) {
+      Backend *b = nullptr;
+      Status st = backend_get(k, &b);
+      std::printf("    %-16s %s\n", stream_kind_name(k),
+                  st.is_ok() ? b->describe().c_str() : st.what().c_str());
+    }
+    std::printf("  providers built:    %s\n", providers_built());
+    Provider *p = nullptr;
+    Status st = provider_get(&p);
+    if (st.is_ok()) {
+      std::printf("  provider chosen:    %s\n", p->name());
+      std::printf("    why:              %s\n", provider_choice_reason().c_str());
+      std::printf("    %s\n", p->describe().c_str());
+    } else {
+      std::printf("  provider chosen:    none: %s\n", st.what().c_str());
+    }
+  }
+  std::printf("settings (environment variables):\n");
+  for (std::size_t i = 0; i < setting_count(); ++i) {
+    auto s = static_cast<Setting>(i);
+    const SettingInfo &info = setting_info(s);
+    std::printf("  %-20s = %-10s (default %s)\n      %s\n", info.name, setting_str(s),
+                info.default_value, info.help);
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,29 @@
+// main() for multi-rank Catch2 tests: MPI with MPI_THREAD_MULTIPLE, errors returned (not
+// fatal) so tests can check error classes, then the Catch2 session on every rank. Ranks other
+// than 0 report only failures.
+#define CATCH_CONFIG_RUNNER
+#include <mpi.h>
+
+#include "catch.hpp"
+
+int main(int argc, char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided != MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "MPI_THREAD_MULTIPLE not provided\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Catch::Session session;
+  int rc = session.applyCommandLine(argc, argv);
+  if (rc == 0) rc = session.run();
+  // A failure on any rank fails the program on every rank.
+  int worst = 0;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  (void)rank;
+  return worst ? 1 : 0;
+}

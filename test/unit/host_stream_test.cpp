@@ -1,0 +1,79 @@
+// The host stream runs work in order on its worker, and write/wait values behave like the
+// CUDA stream memory operations they stand in for.
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "mpix/mpix_host_stream.h"
+
+TEST_CASE("host stream runs host functions in order", "[host_stream]") {
+  mpix_host_stream_t s = nullptr;
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  std::vector<int> seen;
+  struct Arg {
+    std::vector<int> *seen;
+    int v;
+  };
+  std::vector<Arg> args;
+  args.reserve(100);
+  for (int i = 0; i < 100; ++i) {
+    args.push_back({&seen, i});
+    REQUIRE(mpix_host_stream_launch(
+                s, [](void *p) { auto *a = static_cast<Arg *>(p); a->seen->push_back(a->v); },
+                &args.back()) == 0);
+  }
+  REQUIRE(mpix_host_stream_synchronize(s) == 0);
+  REQUIRE(seen.size() == 100);
+  for (int i = 0; i < 100; ++i) CHECK(seen[i] == i);
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
+  CHECK(s == nullptr);
+}
+
+TEST_CASE("wait_value holds later work until the value is reached", "[host_stream]") {
+  mpix_host_stream_t s = nullptr;
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  alignas(8) uint64_t gate = 0, out = 0;
+  std::atomic<int> ran{0};
+  REQUIRE(mpix_host_stream_wait_value64(s, &gate, 3) == 0);
+  REQUIRE(mpix_host_stream_launch(s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); },
+                                  &ran) == 0);
+  REQUIRE(mpix_host_stream_write_value64(s, &out, 7) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ran.load() == 0);
+  __atomic_store_n(&gate, 2, __ATOMIC_RELEASE);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ran.load() == 0);
+  __atomic_store_n(&gate, 3, __ATOMIC_RELEASE);
+  REQUIRE(mpix_host_stream_synchronize(s) == 0);
+  CHECK(ran.load() == 1);
+  CHECK(out == 7);
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
+}
+
+TEST_CASE("wait_value compares cyclically like CU_STREAM_WAIT_VALUE_GEQ", "[host_stream]") {
+  mpix_host_stream_t s = nullptr;
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  alignas(8) uint64_t word = ~uint64_t{0};  // -1 is "before" 1 cyclically: must not pass
+  std::atomic<int> ran{0};
+  REQUIRE(mpix_host_stream_wait_value64(s, &word, 1) == 0);
+  REQUIRE(mpix_host_stream_launch(s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); },
+                                  &ran) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ran.load() == 0);
+  __atomic_store_n(&word, 1, __ATOMIC_RELEASE);
+  REQUIRE(mpix_host_stream_synchronize(s) == 0);
+  CHECK(ran.load() == 1);
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
+}
+
+TEST_CASE("host stream calls refuse bad handles", "[host_stream]") {
+  mpix_host_stream_t s = nullptr;
+  CHECK(mpix_host_stream_create(nullptr) != 0);
+  CHECK(mpix_host_stream_synchronize(nullptr) != 0);
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  mpix_host_stream_t copy = s;
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
+  CHECK(mpix_host_stream_destroy(&copy) != 0);  // double destroy
+  CHECK(mpix_host_stream_launch(copy, [](void *) {}, nullptr) != 0);
+}
