@@ -30,6 +30,23 @@ class Agent {
     notifier().notify();
   }
 
+  void add_poller(AgentPoller *p) {
+    {
+      std::lock_guard<std::mutex> lk(poll_mu_);
+      pollers_.push_back(p);
+    }
+    notifier().notify();
+  }
+
+  void remove_poller(AgentPoller *p) {
+    std::lock_guard<std::mutex> lk(poll_mu_);
+    for (auto it = pollers_.begin(); it != pollers_.end(); ++it)
+      if (*it == p) {
+        pollers_.erase(it);
+        break;
+      }
+  }
+
   void stop() {
     if (!thread_.joinable()) return;
     stop_.store(true);
@@ -45,6 +62,7 @@ class Agent {
 
   void run();
   bool take_incoming();
+  bool run_pollers(bool *busy);
   bool fire_reached();
   void complete(Op *op);
 
@@ -52,6 +70,8 @@ class Agent {
   std::mutex mu_;
   std::vector<Op *> incoming_;
   std::atomic<bool> stop_{false};
+  std::mutex poll_mu_;  // held while pollers run, so remove_poller() waits them out
+  std::vector<AgentPoller *> pollers_;
   // Agent-thread state.
   std::unordered_map<Stream *, Armed> armed_;
   std::size_t armed_count_ = 0;
@@ -73,6 +93,16 @@ bool Agent::take_incoming() {
     ++armed_count_;
   }
   return true;
+}
+
+bool Agent::run_pollers(bool *busy) {
+  std::lock_guard<std::mutex> lk(poll_mu_);
+  bool any = false;
+  for (AgentPoller *p : pollers_) {
+    any |= p->poll();
+    *busy |= p->busy();
+  }
+  return any;
 }
 
 bool Agent::fire_reached() {
@@ -124,11 +154,13 @@ void Agent::run() {
     done_.clear();
     progress |= prov_->progress(done_);
     for (Op *op : done_) complete(op);
+    bool pollers_busy = false;
+    progress |= run_pollers(&pollers_busy);
     if (progress) {
       backoff.reset();
       continue;
     }
-    if (armed_count_ == 0 && !prov_->busy()) {
+    if (armed_count_ == 0 && !prov_->busy() && !pollers_busy) {
       // Idle: nothing can happen until a new op arrives, which notifies.
       notifier().wait(epoch, std::chrono::milliseconds(100));
       backoff.reset();
@@ -142,22 +174,37 @@ void Agent::run() {
 std::mutex g_agent_mu;
 Agent *g_agent = nullptr;
 
+Status agent_get(Agent **out) {
+  std::lock_guard<std::mutex> lk(g_agent_mu);
+  if (!g_agent) {
+    Provider *prov = nullptr;
+    MPIX_TRY(provider_get(&prov));
+    g_agent = new Agent(prov);
+    MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
+  }
+  *out = g_agent;
+  return {};
+}
+
 }  // namespace
 
 Status agent_submit(Op *op) {
-  Agent *a;
-  {
-    std::lock_guard<std::mutex> lk(g_agent_mu);
-    if (!g_agent) {
-      Provider *prov = nullptr;
-      MPIX_TRY(provider_get(&prov));
-      g_agent = new Agent(prov);
-      MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
-    }
-    a = g_agent;
-  }
+  Agent *a = nullptr;
+  MPIX_TRY(agent_get(&a));
   a->submit(op);
   return {};
+}
+
+Status agent_add_poller(AgentPoller *p) {
+  Agent *a = nullptr;
+  MPIX_TRY(agent_get(&a));
+  a->add_poller(p);
+  return {};
+}
+
+void agent_remove_poller(AgentPoller *p) {
+  std::lock_guard<std::mutex> lk(g_agent_mu);
+  if (g_agent) g_agent->remove_poller(p);
 }
 
 void agent_stop() {

@@ -11,6 +11,19 @@ namespace mpix {
 
 struct Op;
 
+// Extra work the agent runs every loop (partitioned requests, timeouts, ...).
+class AgentPoller {
+ public:
+  virtual ~AgentPoller() = default;
+  // Agent thread: do what is ready; true if anything happened.
+  virtual bool poll() = 0;
+  // Agent thread: true while the poller waits for something (keeps the agent polling).
+  virtual bool busy() const = 0;
+};
+// Adds / removes a poller (any thread; remove waits until the agent is not inside poll()).
+Status agent_add_poller(AgentPoller *p);
+void agent_remove_poller(AgentPoller *p);
+
 // Hands @p op to the agent (starting it if needed). The op must be fully set up.
 Status agent_submit(Op *op);
 // Stops the agent thread (at MPI_Finalize). Ops still held are reported by the caller.
