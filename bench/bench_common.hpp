@@ -1,0 +1,73 @@
+// Shared pieces of the OSU-style microbenchmarks: options, size sweep, the OSU table and JSON.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mpix/mpix.h"
+#include "mpix/mpix_host_stream.h"
+
+namespace bench {
+
+struct Options {
+  std::size_t min_size = 1;
+  std::size_t max_size = 1 << 22;
+  int iters = 10000;        // -i: iterations for small messages
+  int iters_large = 1000;   // iterations above large_size
+  int warmup = 100;         // -x
+  int warmup_large = 10;
+  std::size_t large_size = 8192;
+  int window = 64;          // bandwidth window
+  std::string mode;         // --mode
+  std::string device = "host";  // -d host|cuda
+  std::string buffers = "H H";  // OSU placement of the two ranks' buffers (GPU modes)
+  std::string provider;     // --provider mpi|ofi:<prov>
+  std::string json;         // --json FILE
+  std::map<std::string, std::string> extra;  // --set key=value, for mode-specific knobs
+};
+
+// Parses argv (before MPI_Init: --provider sets MPIX_PROVIDER / MPIX_OFI_PROVIDER).
+// Exits with a usage message on bad input.
+Options parse(int argc, char **argv, const char *name, const char *default_mode,
+              const std::string &modes_help);
+
+// Sizes min..max in powers of two (0 first if min is 0).
+std::vector<std::size_t> sizes(const Options &o);
+int iters_for(const Options &o, std::size_t size);
+int warmup_for(const Options &o, std::size_t size);
+
+struct Row {
+  std::size_t size;
+  double value;
+};
+
+// OSU header ("# OSU-style ... \n# Size  Avg Latency(us)") on rank 0.
+void print_header(const char *title, const Options &o, const char *column);
+void print_row(const Row &r);
+// Writes {"benchmark":..., "mode":..., ..., "results":[{"size":..,"<key>":..}]} on rank 0.
+void write_json(const Options &o, const char *bench, const char *key, const std::vector<Row> &rows);
+
+// An enqueue-capable host-stream communicator for the host modes.
+struct HostStreamComm {
+  mpix_host_stream_t host_stream = nullptr;
+  MPIX_Stream stream = MPIX_STREAM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  HostStreamComm();
+  ~HostStreamComm();
+  void synchronize();
+};
+
+// GPU modes register here (bench/cuda/*.cu when built with CUDA).
+using LatencyFn = std::function<double(const Options &, std::size_t size, int iters, int warmup)>;
+using BwFn = LatencyFn;
+void register_gpu_latency_modes(std::map<std::string, LatencyFn> &modes);
+void register_gpu_bw_modes(std::map<std::string, BwFn> &modes);
+
+void check(int rc, const char *what);
+
+}  // namespace bench
