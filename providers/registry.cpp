@@ -1,4 +1,5 @@
 // Picks the provider of this process (MPIX_PROVIDER) from those built.
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@ namespace {
 
 std::mutex g_mu;
 Provider *g_provider = nullptr;
+std::atomic<Provider *> g_chosen{nullptr};
 std::string g_reason;
 
 Status choose(Provider **out) {
@@ -50,10 +52,13 @@ Status choose(Provider **out) {
 }  // namespace
 
 Status provider_get(Provider **out) {
+  // Fast path: every enqueue asks; the provider never changes once chosen.
+  if ((*out = g_chosen.load(std::memory_order_acquire))) return {};
   std::lock_guard<std::mutex> lk(g_mu);
   if (!g_provider) {
     MPIX_TRY(choose(&g_provider));
     MPIX_LOG(info, "api", "provider %s (%s)", g_provider->name(), g_reason.c_str());
+    g_chosen.store(g_provider, std::memory_order_release);
   }
   *out = g_provider;
   return {};

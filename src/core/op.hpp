@@ -71,6 +71,7 @@ struct Op {
   void *prov = nullptr;                         // provider-private state
   MPI_Request prov_req = MPI_REQUEST_NULL;      // provider mpi: the underlying request
   uint64_t seq = 0;                             // creation order, for reports
+  Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
 };
 
 // Live-op registry: every op from creation to retirement, for the finalize-time report.

@@ -1,5 +1,4 @@
 #include <mutex>
-#include <unordered_set>
 
 #include "core/log.hpp"
 #include "core/op.hpp"
@@ -7,10 +6,13 @@
 namespace mpix {
 namespace {
 
+// An intrusive doubly linked list: O(1) add/remove with no allocation on the enqueue path.
 struct Registry {
   std::mutex mu;
-  std::unordered_set<Op *> live;
+  Op head;  // sentinel
+  std::size_t size = 0;
   uint64_t next_seq = 0;
+  Registry() { head.reg_prev = head.reg_next = &head; }
 };
 
 Registry &registry() {
@@ -24,25 +26,33 @@ void op_registry_add(Op *op) {
   Registry &r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
   op->seq = r.next_seq++;
-  r.live.insert(op);
+  op->reg_next = &r.head;
+  op->reg_prev = r.head.reg_prev;
+  r.head.reg_prev->reg_next = op;
+  r.head.reg_prev = op;
+  ++r.size;
 }
 
 void op_registry_remove(Op *op) {
   Registry &r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
-  r.live.erase(op);
+  if (!op->reg_next) return;
+  op->reg_prev->reg_next = op->reg_next;
+  op->reg_next->reg_prev = op->reg_prev;
+  op->reg_prev = op->reg_next = nullptr;
+  --r.size;
 }
 
 std::size_t op_registry_size() {
   Registry &r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
-  return r.live.size();
+  return r.size;
 }
 
 std::size_t op_registry_report() {
   Registry &r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
-  for (Op *op : r.live) {
+  for (Op *op = r.head.reg_next; op != &r.head; op = op->reg_next) {
     const char *why = op->state.load() == OpState::complete
                           ? "complete, but its request was never waited on or freed"
                           : "never completed";
@@ -50,7 +60,7 @@ std::size_t op_registry_report() {
              static_cast<unsigned long long>(op->seq), op_kind_name(op->kind), op->peer, op->tag,
              op_state_name(op->state.load()), why);
   }
-  return r.live.size();
+  return r.size;
 }
 
 }  // namespace mpix
