@@ -3,6 +3,8 @@
 # builds into build/. Usage: scripts/build.sh [extra cmake args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# nvcc lives outside PATH on stock CUDA installs; the CUDA backend builds when it is found.
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
 PKGS="build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin libfabric-dev \
 libfabric-bin catch2 libamdhip64-dev clang python3-matplotlib"
 if [ "${MPIX_SKIP_APT:-0}" != 1 ]; then

@@ -5,6 +5,8 @@
 # Usage: scripts/test.sh [--quick]   (--quick: the normal build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# nvcc lives outside PATH on stock CUDA installs; the CUDA backend builds when it is found.
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
 jobs=$(nproc)
 run_suite() {  # dir, extra cmake args...
   local dir=$1; shift
