@@ -1,0 +1,214 @@
+// The Jacobi compute on a cudaStream_t: kernels on device memory. The same steps as the host
+// device (device_host.cpp), with the same per-point arithmetic (stencil.hpp).
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "device.hpp"
+#include "stencil.hpp"
+
+namespace jacobi {
+namespace {
+
+void cuda_check(cudaError_t e, const char *expr, int line) {
+  if (e == cudaSuccess) return;
+  throw std::runtime_error(std::string("device_cuda.cu:") + std::to_string(line) + ": " + expr +
+                           ": " + cudaGetErrorString(e));
+}
+#define JACOBI_CUDA_CHECK(expr) cuda_check((expr), #expr, __LINE__)
+
+__global__ void jacobi_kernel(const double *__restrict__ u, double *__restrict__ unew, int nx,
+                              int ny) {
+  const long x = blockIdx.x * blockDim.x + threadIdx.x + 1;
+  const long y = blockIdx.y * blockDim.y + threadIdx.y + 1;
+  if (x > nx || y > ny) return;
+  const long w = nx + 2;
+  unew[y * w + x] = update(u[(y - 1) * w + x], u[(y + 1) * w + x], u[y * w + x - 1],
+                           u[y * w + x + 1]);
+}
+
+// One thread per halo cell index i < max(nx, ny): [N nx | S nx | W ny | E ny].
+__global__ void pack_kernel(const double *__restrict__ u, int nx, int ny,
+                            double *__restrict__ send) {
+  const long i = blockIdx.x * blockDim.x + threadIdx.x;
+  const long w = nx + 2;
+  if (i < nx) {
+    send[i] = u[w + 1 + i];
+    send[nx + i] = u[ny * w + 1 + i];
+  }
+  if (i < ny) {
+    send[2 * nx + i] = u[(i + 1) * w + 1];
+    send[2 * nx + ny + i] = u[(i + 1) * w + nx];
+  }
+}
+
+__global__ void unpack_kernel(const double *__restrict__ recv, int nx, int ny, unsigned have,
+                              double *__restrict__ u) {
+  const long i = blockIdx.x * blockDim.x + threadIdx.x;
+  const long w = nx + 2;
+  if (i < nx) {
+    if (have & (1u << kNorth)) u[1 + i] = recv[i];
+    if (have & (1u << kSouth)) u[(ny + 1) * w + 1 + i] = recv[nx + i];
+  }
+  if (i < ny) {
+    if (have & (1u << kWest)) u[(i + 1) * w] = recv[2 * nx + i];
+    if (have & (1u << kEast)) u[(i + 1) * w + nx + 1] = recv[2 * nx + ny + i];
+  }
+}
+
+constexpr int kReduceThreads = 256;
+
+// Sum of squared differences: grid-stride partial sums, a block tree, one atomicAdd per block.
+// The order of the sum differs from the host's; the tests allow for that (main.cpp).
+__global__ void residual_kernel(const double *__restrict__ u, const double *__restrict__ unew,
+                                int nx, int ny, double *sum) {
+  __shared__ double part[kReduceThreads];
+  double s = 0;
+  const long n = static_cast<long>(nx) * ny;
+  for (long k = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<long>(gridDim.x) * blockDim.x) {
+    const long idx = (k / nx + 1) * (nx + 2) + k % nx + 1;
+    const double d = unew[idx] - u[idx];
+    s += d * d;
+  }
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+    if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(sum, part[0]);
+}
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(int device) {
+    JACOBI_CUDA_CHECK(cudaSetDevice(device));
+    // Load every kernel now: with lazy module loading a kernel's first launch may synchronise
+    // the context, and a launch behind a stream blocked in an mpix wait would then never
+    // return (docs/migrating.md; run with CUDA_MODULE_LOADING=EAGER as well).
+    cudaFuncAttributes attr;
+    JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, jacobi_kernel));
+    JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, pack_kernel));
+    JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, unpack_kernel));
+    JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, residual_kernel));
+    JACOBI_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    JACOBI_CUDA_CHECK(cudaMalloc(&sum_, sizeof(double)));
+    for (auto &e : events_) JACOBI_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  ~CudaDevice() override {
+    cudaStreamSynchronize(stream_);
+    for (auto &e : events_) cudaEventDestroy(e);
+    cudaFree(sum_);
+    cudaStreamDestroy(stream_);
+  }
+
+  const char *name() const override { return "cuda"; }
+
+  double *alloc(std::size_t n) override {
+    void *p = nullptr;
+    JACOBI_CUDA_CHECK(cudaMalloc(&p, (n ? n : 1) * sizeof(double)));
+    JACOBI_CUDA_CHECK(cudaMemset(p, 0, (n ? n : 1) * sizeof(double)));
+    return static_cast<double *>(p);
+  }
+  void free(double *p) override { cudaFree(p); }
+  double *alloc_host(std::size_t n) override {
+    void *p = nullptr;
+    JACOBI_CUDA_CHECK(cudaMallocHost(&p, (n ? n : 1) * sizeof(double)));
+    return static_cast<double *>(p);
+  }
+  void free_host(double *p) override { cudaFreeHost(p); }
+  bool host_accessible() const override { return false; }
+  // On the solver's stream: the legacy default stream does not order with a non-blocking one.
+  void upload(double *dst, const double *src, std::size_t n) override {
+    copy_async(dst, src, n);
+    synchronize();
+  }
+  void download(double *dst, const double *src, std::size_t n) override {
+    copy_async(dst, src, n);
+    synchronize();
+  }
+  void copy_async(double *dst, const double *src, std::size_t n) override {
+    JACOBI_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(double), cudaMemcpyDefault, stream_));
+  }
+
+  void jacobi(const double *u, double *unew, int nx, int ny) override {
+    const dim3 block(32, 8);
+    const dim3 grid((nx + block.x - 1) / block.x, (ny + block.y - 1) / block.y);
+    jacobi_kernel<<<grid, block, 0, stream_>>>(u, unew, nx, ny);
+    JACOBI_CUDA_CHECK(cudaGetLastError());
+  }
+  void pack(const double *u, int nx, int ny, double *send) override {
+    const int n = nx > ny ? nx : ny;
+    pack_kernel<<<(n + 255) / 256, 256, 0, stream_>>>(u, nx, ny, send);
+    JACOBI_CUDA_CHECK(cudaGetLastError());
+  }
+  void unpack(const double *recv, int nx, int ny, SideMask have, double *u) override {
+    const int n = nx > ny ? nx : ny;
+    unpack_kernel<<<(n + 255) / 256, 256, 0, stream_>>>(recv, nx, ny, have, u);
+    JACOBI_CUDA_CHECK(cudaGetLastError());
+  }
+  void residual(const double *u, const double *unew, int nx, int ny, double *host_out) override {
+    const long n = static_cast<long>(nx) * ny;
+    long blocks = (n + kReduceThreads - 1) / kReduceThreads;
+    if (blocks > 1024) blocks = 1024;
+    JACOBI_CUDA_CHECK(cudaMemsetAsync(sum_, 0, sizeof(double), stream_));
+    residual_kernel<<<static_cast<int>(blocks), kReduceThreads, 0, stream_>>>(u, unew, nx, ny,
+                                                                               sum_);
+    JACOBI_CUDA_CHECK(cudaGetLastError());
+    JACOBI_CUDA_CHECK(
+        cudaMemcpyAsync(host_out, sum_, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  }
+
+  long mark() override {
+    const long ticket = ++issued_;
+    JACOBI_CUDA_CHECK(cudaEventRecord(events_[ticket % kEvents], stream_));
+    return ticket;
+  }
+  void wait_mark(long ticket) override {
+    if (ticket <= issued_ - kEvents)  // its event was recorded again since: long passed
+      return synchronize();
+    JACOBI_CUDA_CHECK(cudaEventSynchronize(events_[ticket % kEvents]));
+  }
+  void synchronize() override { JACOBI_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  int make_mpix_stream(MPIX_Stream *out) override {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", "cudaStream_t");
+    int rc = MPIX_Info_set_hex(info, "value", &stream_, sizeof stream_);
+    if (rc == MPI_SUCCESS) rc = MPIX_Stream_create(info, out);
+    MPI_Info_free(&info);
+    return rc;
+  }
+
+ private:
+  static constexpr int kEvents = 8;
+  cudaStream_t stream_ = nullptr;
+  double *sum_ = nullptr;
+  cudaEvent_t events_[kEvents] = {};
+  long issued_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device(MPI_Comm comm, std::string *why) {
+  // One GPU per rank on a node: the node-local rank picks it. (Collective: before any early
+  // return, so that every rank takes part.)
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+    return nullptr;
+  }
+  return std::make_unique<CudaDevice>(local % count);
+}
+
+}  // namespace jacobi

@@ -1,0 +1,246 @@
+// The Jacobi time loop in both variants. The compute (pack, unpack, Jacobi update, residual) is
+// the same stream work in both; what differs is who moves the halos and reduces the residual:
+//
+//   classic: the host waits for the stream (synchronize), then MPI_Irecv/MPI_Isend/MPI_Waitall
+//            on the host, staging device buffers through host memory itself; MPI_Allreduce on
+//            the host.
+//   mpix:    MPIX_Irecv_enqueue/MPIX_Isend_enqueue/MPIX_Waitall_enqueue and
+//            MPIX_Allreduce_enqueue on a stream communicator: the stream sends, receives and
+//            reduces in order with the compute, and the host only enqueues.
+//
+// exchange_classic / exchange_mpix and reduce_classic / reduce_mpix hold the whole difference.
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "jacobi.hpp"
+#include "stencil.hpp"
+
+namespace jacobi {
+namespace {
+
+// Tags name the direction the data travels: a halo sent to the north neighbour travels north,
+// and that neighbour receives it from its south side.
+int opposite(int side) { return side ^ 1; }  // N <-> S, W <-> E
+
+struct State {
+  State(const Params &params, const Decomp &decomp, Device &device)
+      : p(params), d(decomp), dev(device) {}
+  const Params &p;
+  const Decomp &d;
+  Device &dev;
+  Buffer u, unew;          // (ny+2) x (nx+2), halos included
+  Buffer send, recv;       // packed halos [N | S | W | E], compute memory
+  Buffer send_h, recv_h;   // classic only: host copies when compute memory is not host memory
+  Buffer local, global;    // one slot per check: local and global sum of squares (host memory)
+  MPI_Comm comm = MPI_COMM_NULL;  // classic: the Cartesian communicator; mpix: its stream twin
+  std::vector<long> marks;        // mpix: the stream passed check c's allreduce at marks[c]
+};
+
+// ---------------------------------------------------------------------------------------------
+// classic: synchronise, then plain MPI on the host.
+// ---------------------------------------------------------------------------------------------
+void exchange_classic(State &s) {
+  const Decomp &d = s.d;
+  const bool staged = !s.dev.host_accessible();
+  s.dev.pack(s.u.get(), d.nx, d.ny, s.send.get());
+  if (staged) s.dev.copy_async(s.send_h.get(), s.send.get(), d.halo_total());  // stage out
+  // The host waits until the halos are packed -- and until last iteration's unpack has read
+  // the receive buffer, which the receives below overwrite.
+  s.dev.synchronize();
+  double *send = staged ? s.send_h.get() : s.send.get();
+  double *recv = staged ? s.recv_h.get() : s.recv.get();
+  MPI_Request req[8];
+  int n = 0;
+  for (int side = 0; side < 4; ++side)
+    if (d.nbr[side] != MPI_PROC_NULL)
+      check_mpi(MPI_Irecv(recv + d.halo_off(side), d.halo_len(side), MPI_DOUBLE, d.nbr[side],
+                          opposite(side), s.comm, &req[n++]),
+                "MPI_Irecv");
+  for (int side = 0; side < 4; ++side)
+    if (d.nbr[side] != MPI_PROC_NULL)
+      check_mpi(MPI_Isend(send + d.halo_off(side), d.halo_len(side), MPI_DOUBLE, d.nbr[side],
+                          side, s.comm, &req[n++]),
+                "MPI_Isend");
+  check_mpi(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall");  // host waits for MPI
+  if (staged) s.dev.copy_async(s.recv.get(), s.recv_h.get(), d.halo_total());  // stage in
+  s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
+}
+
+void reduce_classic(State &s, int c) {
+  s.dev.residual(s.u.get(), s.unew.get(), s.d.nx, s.d.ny, s.local.get() + c);
+  s.dev.synchronize();  // the host waits for the local sum
+  check_mpi(MPI_Allreduce(s.local.get() + c, s.global.get() + c, 1, MPI_DOUBLE, MPI_SUM, s.comm),
+            "MPI_Allreduce");
+}
+
+// ---------------------------------------------------------------------------------------------
+// mpix: the same messages, enqueued on the stream communicator. No host synchronisation.
+// ---------------------------------------------------------------------------------------------
+void exchange_mpix(State &s) {
+  const Decomp &d = s.d;
+  MPI_Request req[8];
+  int n = 0;
+  // Posted when the stream gets here, i.e. after last iteration's unpack has read the buffer.
+  for (int side = 0; side < 4; ++side)
+    if (d.nbr[side] != MPI_PROC_NULL)
+      check_mpi(MPIX_Irecv_enqueue(s.recv.get() + d.halo_off(side), d.halo_len(side), MPI_DOUBLE,
+                                   d.nbr[side], opposite(side), s.comm, &req[n++]),
+                "MPIX_Irecv_enqueue");
+  s.dev.pack(s.u.get(), d.nx, d.ny, s.send.get());
+  // Sent when the stream gets here, i.e. once the pack has run. Device buffers are staged by
+  // mpix in stream order.
+  for (int side = 0; side < 4; ++side)
+    if (d.nbr[side] != MPI_PROC_NULL)
+      check_mpi(MPIX_Isend_enqueue(s.send.get() + d.halo_off(side), d.halo_len(side), MPI_DOUBLE,
+                                   d.nbr[side], side, s.comm, &req[n++]),
+                "MPIX_Isend_enqueue");
+  // The stream (not the host) waits for all eight; the next pack cannot overwrite a send
+  // buffer still in flight, and the unpack reads only landed data.
+  check_mpi(MPIX_Waitall_enqueue(n, req, MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+  s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
+}
+
+void reduce_mpix(State &s, int c) {
+  s.dev.residual(s.u.get(), s.unew.get(), s.d.nx, s.d.ny, s.local.get() + c);
+  check_mpi(MPIX_Allreduce_enqueue(s.local.get() + c, s.global.get() + c, 1, MPI_DOUBLE, MPI_SUM,
+                                   s.comm),
+            "MPIX_Allreduce_enqueue");
+  s.marks[c] = s.dev.mark();  // the host may read global[c] once the stream passed this
+}
+
+// An MPIX_Stream over the device's stream and a stream communicator over the Cartesian one.
+// Freed in reverse order after the stream has drained (freeing either with ops still pending
+// fails with MPI_ERR_PENDING).
+class StreamComm {
+ public:
+  StreamComm(Device &dev, MPI_Comm parent) : dev_(dev) {
+    check_mpi(dev.make_mpix_stream(&stream_), "MPIX_Stream_create");
+    check_mpi(MPIX_Stream_comm_create(parent, stream_, &comm_), "MPIX_Stream_comm_create");
+  }
+  ~StreamComm() {
+    dev_.synchronize();
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    if (stream_ != MPIX_STREAM_NULL) MPIX_Stream_free(&stream_);
+  }
+  StreamComm(const StreamComm &) = delete;
+  StreamComm &operator=(const StreamComm &) = delete;
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  Device &dev_;
+  MPIX_Stream stream_ = MPIX_STREAM_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+void init_field(State &s) {
+  const Decomp &d = s.d;
+  const std::size_t w = d.nx + 2;
+  std::vector<double> h(w * (d.ny + 2));
+  for (int y = 0; y < d.ny + 2; ++y)
+    for (int x = 0; x < d.nx + 2; ++x)
+      h[y * w + x] = start_value(d.gy0 - 1 + y, d.gx0 - 1 + x, d.NY, d.NX);
+  // Both arrays carry the boundary ring: the update writes only interior cells.
+  s.dev.upload(s.u.get(), h.data(), h.size());
+  s.dev.upload(s.unew.get(), h.data(), h.size());
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result solve(MPI_Comm comm, const Params &p, Device &dev) {
+  if (p.iters < 0 || p.check_every < 1 || p.warmup < 0 || p.warmup > p.iters)
+    throw std::runtime_error("bad parameters: need iters >= warmup >= 0 and check_every >= 1");
+  Decomp d(comm, p);
+  State s(p, d, dev);
+  const std::size_t cells = static_cast<std::size_t>(d.nx + 2) * (d.ny + 2);
+  const int checks = p.iters / p.check_every;
+  s.u = Buffer(dev, cells, false);
+  s.unew = Buffer(dev, cells, false);
+  s.send = Buffer(dev, d.halo_total(), false);
+  s.recv = Buffer(dev, d.halo_total(), false);
+  if (p.variant == Variant::classic && !dev.host_accessible()) {
+    s.send_h = Buffer(dev, d.halo_total(), true);
+    s.recv_h = Buffer(dev, d.halo_total(), true);
+  }
+  s.local = Buffer(dev, checks + 1, true);
+  s.global = Buffer(dev, checks + 1, true);
+  s.marks.assign(checks + 1, -1);
+  init_field(s);
+
+  std::unique_ptr<StreamComm> sc;
+  if (p.variant == Variant::mpix) {
+    sc = std::make_unique<StreamComm>(dev, d.cart);
+    s.comm = sc->comm();
+  } else {
+    s.comm = d.cart;
+  }
+  auto exchange = p.variant == Variant::mpix ? exchange_mpix : exchange_classic;
+  auto reduce = p.variant == Variant::mpix ? reduce_mpix : reduce_classic;
+  // Has the stream finished check c's reduction? (classic: it finished on the host already.)
+  auto reduced = [&](int c) {
+    if (p.variant == Variant::mpix) dev.wait_mark(s.marks[c]);
+    return std::sqrt(s.global.get()[c]);
+  };
+
+  Result r;
+  double t0 = now();
+  int it = 0;
+  for (; it < p.iters; ++it) {
+    if (it == p.warmup) {
+      dev.synchronize();
+      check_mpi(MPI_Barrier(d.cart), "MPI_Barrier");
+      t0 = now();
+    }
+    exchange(s);
+    dev.jacobi(s.u.get(), s.unew.get(), d.nx, d.ny);
+    bool stop = false;
+    if ((it + 1) % p.check_every == 0) {
+      const int c = (it + 1) / p.check_every - 1;
+      reduce(s, c);
+      // Stopping rule, the same in both variants so they stop at the same iteration: at check
+      // c, look at check c-1. The mpix host thus never waits for the reduction it has just
+      // enqueued, only for one enqueued K iterations ago; that wait also keeps the host from
+      // running more than K iterations ahead of the stream.
+      if (c >= 1) {
+        const double previous = reduced(c - 1);
+        stop = p.tol > 0 && previous < p.tol;
+      }
+    }
+    s.u.swap(s.unew);
+    if (stop) {
+      ++it;
+      break;
+    }
+  }
+  dev.synchronize();
+  const double t1 = now();
+  r.iters_done = it;
+  r.timed_iters = it > p.warmup ? it - p.warmup : 0;
+  double mine = r.timed_iters ? t1 - t0 : 0;
+  check_mpi(MPI_Allreduce(&mine, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, d.cart), "MPI_Allreduce");
+  for (int c = 0; c < it / p.check_every; ++c) r.residuals.push_back(std::sqrt(s.global.get()[c]));
+
+  std::vector<double> h(cells);
+  dev.download(h.data(), s.u.get(), cells);
+  r.field.resize(static_cast<std::size_t>(d.nx) * d.ny);
+  for (int y = 0; y < d.ny; ++y)
+    for (int x = 0; x < d.nx; ++x)
+      r.field[static_cast<std::size_t>(y) * d.nx + x] = h[(y + 1) * (d.nx + 2) + x + 1];
+  r.nx = d.nx;
+  r.ny = d.ny;
+  r.gx0 = d.gx0;
+  r.gy0 = d.gy0;
+  r.NX = d.NX;
+  r.NY = d.NY;
+  return r;
+}
+
+}  // namespace jacobi
