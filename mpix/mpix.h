@@ -134,6 +134,217 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
 int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm);
 
+/* ----------------------------------------------------------------------------------------- */
+/* HPE Cray MPICH-compatible queue API (stream-triggered point-to-point)                      */
+/* ----------------------------------------------------------------------------------------- */
+
+/** Opaque queue handle (HPE Cray MPICH-compatible). */
+typedef struct mpix_queue_s *MPIX_Queue;
+/** The null queue handle. */
+#define MPIX_QUEUE_NULL ((MPIX_Queue)0)
+
+/**
+ * Creates a queue bound to a stream. Operations enqueued on the queue run in FIFO order, in the
+ * order of @p stream: MPIX_Enqueue_start fires every operation enqueued since the previous
+ * start once the stream reaches the start; MPIX_Enqueue_wait makes the stream wait until every
+ * started operation has completed. Several queues may share one stream.
+ *
+ * What @p stream is, decided in this order (no info argument exists to say it):
+ *  1. NULL and @p comm is a stream communicator: the communicator's stream (a general stream's
+ *     host stream).
+ *  2. NULL otherwise: a host stream that mpix creates and owns (freed with the queue).
+ *  3. @p comm is a stream communicator: a native stream of the same kind as the communicator's.
+ *  4. A live mpix_host_stream_t (the handle is looked up, never dereferenced blindly).
+ *  5. Otherwise a GPU stream: cudaStream_t if the CUDA backend is built (checked with the
+ *     runtime, which refuses an invalid handle), else hipStream_t if the HIP backend is built.
+ *     MPIX_QUEUE_STREAM=cudaStream_t|hipStream_t|mpix_host_stream overrides 3-5.
+ *
+ * The queue does not own a stream passed in; keep it alive until the queue is freed.
+ * @return MPI_SUCCESS, MPI_ERR_COMM (MPI_COMM_NULL), MPI_ERR_ARG (null @p queue, a handle that
+ *         is none of the kinds above), MPI_ERR_UNSUPPORTED_OPERATION (the stream's backend is
+ *         not built or has no device), MPI_ERR_OTHER (MPI not initialised with
+ *         MPI_THREAD_MULTIPLE).
+ */
+int MPIX_Create_queue(MPI_Comm comm, void *stream, MPIX_Queue *queue);
+
+/**
+ * Frees a queue (not its stream). Waits for the queue's own work on the stream to drain.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (null or already freed handle), MPI_ERR_PENDING (operations
+ *         enqueued on the queue have not completed, or were never started; nothing is freed).
+ */
+int MPIX_Free_queue(MPIX_Queue queue);
+
+/**
+ * Enqueues a send on @p queue. It is posted once the stream reaches the next MPIX_Enqueue_start
+ * of the queue; the buffer is read then. @p request is a real MPI request (generalized request):
+ * complete or free it on the host with MPI_Wait / MPI_Test / MPI_Request_free as any request
+ * (after the stream has passed MPIX_Enqueue_wait it is already complete).
+ * @p comm carries the message: any communicator with provider mpi; a stream communicator with
+ * other providers.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (bad queue, null @p request), MPI_ERR_COMM, MPI_ERR_COUNT,
+ *         MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_RANK, MPI_ERR_TAG,
+ *         MPI_ERR_UNSUPPORTED_OPERATION (device buffer on a path that cannot read it).
+ */
+int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPIX_Queue queue, MPI_Request *request);
+
+/**
+ * Enqueues a receive on @p queue; posted once the stream reaches the next MPIX_Enqueue_start,
+ * so its buffer is never written before that. MPI_ANY_SOURCE / MPI_ANY_TAG are accepted (HPE's
+ * implementation refuses them). Otherwise as MPIX_Enqueue_send.
+ */
+int MPIX_Enqueue_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPIX_Queue queue, MPI_Request *request);
+
+/**
+ * Enqueues a trigger on the queue's stream: when the stream reaches it, every operation
+ * enqueued on @p queue since the previous start is posted. Non-blocking for the host. A start
+ * with nothing enqueued costs one stream write.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (bad queue), MPI_ERR_OTHER (backend error).
+ */
+int MPIX_Enqueue_start(MPIX_Queue queue);
+
+/**
+ * Enqueues a wait on the queue's stream: work enqueued on the stream afterwards runs once every
+ * operation started on @p queue (by an earlier MPIX_Enqueue_start) has completed. Operations
+ * enqueued after the last start are not covered. A no-op when nothing was started since the
+ * last wait. Non-blocking for the host.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (bad queue), MPI_ERR_OTHER (backend error).
+ */
+int MPIX_Enqueue_wait(MPIX_Queue queue);
+
+/* ----------------------------------------------------------------------------------------- */
+/* MPI-4 partitioned communication, host- and kernel-triggered                                */
+/* ----------------------------------------------------------------------------------------- */
+
+/**
+ * Persistent partitioned request owned by mpix (not an MPI_Request: the underlying MPI cannot
+ * start or wait on a request it did not make, and a distinct type turns MPI_Wait(&preq) into a
+ * compile error instead of a crash).
+ */
+typedef struct mpix_request_s *MPIX_Request;
+/** The null partitioned request. */
+#define MPIX_REQUEST_NULL ((MPIX_Request)0)
+/** A partitioned request exported to GPU kernels (see mpix/mpix_device.h). */
+typedef struct mpix_prequest_s *MPIX_Prequest;
+/** The null device request. */
+#define MPIX_PREQUEST_NULL ((MPIX_Prequest)0)
+
+/**
+ * Initialises a persistent partitioned send of @p partitions partitions of @p count elements
+ * each, starting at @p buf, to @p dest with @p tag on @p comm (MPI-4 MPI_Psend_init).
+ *
+ * Matching: the k-th partitioned send from this process to @p dest with @p tag on @p comm
+ * matches the k-th partitioned receive posted there from this process with that tag; the
+ * receiver may use a different partition count (same total size; no partition boundary of the
+ * sender may split a receive element). Traffic goes over a private duplicate of @p comm, so it
+ * never matches ordinary messages. Deviation from MPI-4: the FIRST partitioned init on a
+ * communicator is collective over it (mpix makes that duplicate; MPI has no tag space reserved
+ * for libraries); later inits on it are local.
+ *
+ * The buffer must be host-accessible (host, pinned or managed memory): the partitions are
+ * posted to MPI from the host. @p info is accepted and ignored (MPI_INFO_NULL is fine).
+ * @return MPI_SUCCESS, MPI_ERR_COMM (null or intercommunicator), MPI_ERR_COUNT (negative,
+ *         or a partition of more than INT_MAX elements), MPI_ERR_ARG (negative partitions,
+ *         null @p request), MPI_ERR_TYPE, MPI_ERR_BUFFER (null or device memory), MPI_ERR_RANK,
+ *         MPI_ERR_TAG (wildcards are not allowed).
+ */
+int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+
+/** Initialises a persistent partitioned receive (MPI-4 MPI_Precv_init); see MPIX_Psend_init. */
+int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                    int source, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+
+/**
+ * Starts a round of @p *request (it becomes active). A receive may be written from now on.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (null, freed or already active request; or its last
+ *         round was completed with MPIX_Pwait_enqueue and the stream has not reached that wait
+ *         yet: synchronise the stream or use MPIX_Start_enqueue).
+ */
+int MPIX_Start(MPIX_Request *request);
+
+/** MPIX_Start on each of @p count requests; checks them all before starting any. */
+int MPIX_Startall(int count, MPIX_Request array_of_requests[]);
+
+/**
+ * Marks send partition @p partition of the active round ready: it is sent as soon as the mpix
+ * agent sees the mark. Thread-safe for distinct partitions.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, a receive request, an inactive request),
+ *         MPI_ERR_ARG (partition out of range, or already marked ready in this round).
+ */
+int MPIX_Pready(int partition, MPIX_Request request);
+
+/** MPIX_Pready for partitions @p partition_low .. @p partition_high (inclusive); all are
+ *  checked before any is marked. */
+int MPIX_Pready_range(int partition_low, int partition_high, MPIX_Request request);
+
+/** MPIX_Pready for the @p length partitions listed; all are checked before any is marked. */
+int MPIX_Pready_list(int length, const int array_of_partitions[], MPIX_Request request);
+
+/**
+ * Sets @p *flag to true once receive partition @p partition of the active round has arrived
+ * (its data may be read; the request still has to be completed).
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, a send request, an inactive request),
+ *         MPI_ERR_ARG (partition out of range, null @p flag).
+ */
+int MPIX_Parrived(MPIX_Request request, int partition, int *flag);
+
+/**
+ * Waits until the active round of @p *request completes; the request becomes inactive and stays
+ * allocated (persistent). An inactive or MPIX_REQUEST_NULL request returns at once with an
+ * empty status. Errors found by a device (see mpix_device.h) are reported here.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle; device-side misuse), MPI_ERR_ARG (device
+ *         partition out of range or double ready), MPI_ERR_TRUNCATE / MPI_ERR_TYPE (sender and
+ *         receiver sizes do not fit; also in status->MPI_ERROR).
+ */
+int MPIX_Wait(MPIX_Request *request, MPI_Status *status);
+
+/** Non-blocking MPIX_Wait: @p *flag is true once the round has completed. */
+int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status);
+
+/**
+ * Frees an inactive request and sets @p *request to MPIX_REQUEST_NULL. A request whose last
+ * round was completed with MPIX_Pwait_enqueue is released once its stream has passed that wait.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (null, unknown or active request).
+ */
+int MPIX_Request_free(MPIX_Request *request);
+
+/**
+ * Exports @p request to GPU kernels: @p *prequest is valid in device code of the CUDA (or HIP)
+ * device current at the call, and stays valid across rounds until MPIX_Prequest_free. Without
+ * a GPU backend it is usable by host threads through the same header.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle), MPI_ERR_ARG (null @p prequest),
+ *         MPI_ERR_NO_MEM.
+ */
+int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest);
+
+/**
+ * Frees a device request (call after the kernels that use it have finished) and sets
+ * @p *prequest to MPIX_PREQUEST_NULL.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (null or unknown handle), MPI_ERR_REQUEST (a device-side
+ *         error was recorded and not yet reported by MPIX_Wait / MPIX_Test).
+ */
+int MPIX_Prequest_free(MPIX_Prequest *prequest);
+
+/**
+ * Starts a round of @p *request in stream order, on the stream of the request's communicator
+ * (which must be a stream communicator): the round becomes active, for kernels and for the
+ * network, when the stream reaches this point. For the host the request is active at once.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, active request), MPI_ERR_COMM (the
+ *         request's communicator has no stream).
+ */
+int MPIX_Start_enqueue(MPIX_Request *request);
+
+/**
+ * Completes the active round of @p *request in stream order: work enqueued afterwards on the
+ * communicator's stream runs once the round has completed. For the host the request is
+ * inactive at once (restart it with MPIX_Start_enqueue). Named apart from MPIX_Wait_enqueue,
+ * which takes an MPI_Request. @p status is filled in stream order (may be MPI_STATUS_IGNORE).
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, inactive request), MPI_ERR_COMM.
+ */
+int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
+
 #ifdef __cplusplus
 }
 #endif

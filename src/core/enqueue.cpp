@@ -49,17 +49,22 @@ void discard(Op *op) {
 
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status) {
   MPIX_TRY(runtime_init());
-  std::shared_ptr<CommCtx> ctx;
-  MPIX_TRY(comm_ctx_get(a.comm, &ctx));
-  if (!ctx || !ctx->stream)
-    return make_status(MPI_ERR_COMM, "communicator has no stream (make one with "
-                                     "MPIX_Stream_comm_create)");
+  const bool queued = a.queue_stream != nullptr;
+  std::shared_ptr<CommCtx> ctx = a.queue_ctx;
+  if (!queued) {
+    MPIX_TRY(comm_ctx_get(a.comm, &ctx));
+    if (!ctx || !ctx->stream)
+      return make_status(MPI_ERR_COMM, "communicator has no stream (make one with "
+                                       "MPIX_Stream_comm_create)");
+  }
+  if (queued && !request) return make_status(MPI_ERR_ARG, "queue ops need a request");
+  const std::shared_ptr<Stream> &stream = queued ? a.queue_stream : ctx->stream;
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
   ExecStream *ex = nullptr;
-  MPIX_TRY(ctx->stream->exec(&ex));
+  MPIX_TRY(stream->exec(&ex));
 
-  Backend *be = ctx->stream->backend();
+  Backend *be = stream->backend();
   for (const void *p : {a.sbuf, static_cast<const void *>(a.rbuf)}) {
     if (!p || p == MPI_IN_PLACE || a.count == 0) continue;
     MemKind mk = be->classify(p);
@@ -80,7 +85,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   op->tag = a.tag;
   op->comm = a.comm;
   op->ctx = ctx;
-  op->stream = ctx->stream;
+  op->stream = stream;
   op->done = signal_pool().acquire();
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
@@ -96,9 +101,9 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     op->flags.store(kOpWaitEnqueued);
   }
 
-  Stream &s = *ctx->stream;
+  Stream &s = *stream;
   std::lock_guard<std::mutex> lk(s.enqueue_mutex());
-  op->threshold = s.next_threshold();
+  op->threshold = queued ? a.queue_threshold : s.next_threshold();
   st = prov->arm(*op);
   if (!st.is_ok()) {
     discard(op);
@@ -108,7 +113,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   ctx->pending_ops.fetch_add(1);
   // From here the agent owns the op; it fires once the stream writes the threshold.
   MPIX_TRY(agent_submit(op));
-  MPIX_TRY(ex->write_value(s.trigger_word(), op->threshold));
+  if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), op->threshold));
   if (request) *request = op->grequest;
   else MPIX_TRY(ex->wait_value(op->done.word, op->done_value));
   return {};

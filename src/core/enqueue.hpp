@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <memory>
+
 #include "core/op.hpp"
 #include "core/status.hpp"
 
@@ -19,6 +21,12 @@ struct EnqueueArgs {
   int peer = MPI_PROC_NULL;
   int tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
+  // HPE queue ops (src/queue): the op runs on the queue's private stream with this context and
+  // fires once that stream's trigger word reaches `queue_threshold`, which a later
+  // MPIX_Enqueue_start writes; enqueue_op then writes nothing to the stream. Needs a request.
+  std::shared_ptr<Stream> queue_stream;
+  std::shared_ptr<CommCtx> queue_ctx;
+  uint64_t queue_threshold = 0;
 };
 
 // Nonblocking when @p request is non-null (a generalized request is returned); otherwise the

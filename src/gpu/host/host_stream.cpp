@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/waiter.hpp"
+#include "gpu/host/host_backend.hpp"
 
 struct mpix_host_stream_s {
   enum class Kind { fn, write, wait };
@@ -103,6 +104,8 @@ bool is_live(mpix_host_stream_t s) {
 }
 
 }  // namespace
+
+bool mpix::host_stream_is_live(mpix_host_stream_t s) { return is_live(s); }
 
 extern "C" {
 

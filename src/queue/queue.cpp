@@ -1,0 +1,145 @@
+#include "queue/queue.hpp"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "core/comm_ctx.hpp"
+#include "core/op.hpp"
+#include "core/request.hpp"
+#include "core/runtime.hpp"
+#include "core/stream.hpp"
+#include "core/waiter.hpp"
+#include "providers/provider.hpp"
+#include "queue/queue_stream.hpp"
+
+namespace mpix {
+
+Status Queue::create(MPI_Comm comm, void *native, std::shared_ptr<Queue> *out) {
+  MPIX_TRY(runtime_init());
+  std::shared_ptr<Queue> q(new Queue);
+  q->comm_ = comm;
+  MPIX_TRY(queue_stream_open(comm, native, &q->stream_));
+  // Trigger words are recycled and their values only grow: count starts from what is there.
+  q->base_ = load_signal(q->stream_->trigger_word());
+  q->plain_ctx_ = std::make_shared<CommCtx>();
+  *out = std::move(q);
+  return {};
+}
+
+Queue::~Queue() = default;
+
+Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
+  std::shared_ptr<CommCtx> ctx;
+  MPIX_TRY(comm_ctx_get(a.comm, &ctx));
+  if (!ctx) {
+    // A plain communicator has no per-communicator provider state; only the mpi provider,
+    // which posts on the communicator itself, can carry its messages.
+    Provider *prov = nullptr;
+    MPIX_TRY(provider_get(&prov));
+    if (std::strcmp(prov->name(), "mpi") != 0)
+      return make_status(MPI_ERR_COMM, "provider %s carries queue ops only on stream "
+                         "communicators (MPIX_Stream_comm_create); comm is a plain one",
+                         prov->name());
+    ctx = plain_ctx_;
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  a.queue_stream = stream_;
+  a.queue_ctx = std::move(ctx);
+  a.queue_threshold = base_ + starts_ + 1;
+  MPIX_TRY(enqueue_op(a, request, nullptr));
+  // The op lives at least as long as the request the caller has not seen yet.
+  Op *op = request_find(*request, false);
+  if (!op) return make_status(MPI_ERR_INTERN, "queue op request %p not found", 
+                              static_cast<void *>(request));
+  unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold});
+  return {};
+}
+
+Status Queue::start() {
+  std::lock_guard<std::mutex> lk(mu_);
+  ExecStream *ex = nullptr;
+  MPIX_TRY(stream_->exec(&ex));
+  std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
+  MPIX_TRY(ex->write_value(stream_->trigger_word(), base_ + starts_ + 1));
+  ++starts_;
+  return {};
+}
+
+Status Queue::wait() {
+  std::lock_guard<std::mutex> lk(mu_);
+  const uint64_t started = base_ + starts_;
+  std::size_t n = 0;
+  while (n < unwaited_.size() && reached(started, unwaited_[n].threshold)) ++n;
+  if (n == 0) return {};
+  ExecStream *ex = nullptr;
+  MPIX_TRY(stream_->exec(&ex));
+  std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
+  for (std::size_t i = 0; i < n; ++i) {
+    const Pending &p = unwaited_[i];
+    // A word that already holds the value needs no stream wait: values only grow, and a
+    // recycled word's next owner waits for a larger one.
+    if (reached(load_signal(p.word), p.value)) continue;
+    MPIX_TRY(ex->wait_value(p.word, p.value));
+  }
+  unwaited_.erase(unwaited_.begin(), unwaited_.begin() + static_cast<std::ptrdiff_t>(n));
+  return {};
+}
+
+Status Queue::check_idle() const {
+  int64_t pending = stream_->pending_ops.load();
+  if (pending > 0)
+    return make_status(MPI_ERR_PENDING, "%lld op(s) enqueued on the queue have not completed "
+                       "(started and waited for?)", static_cast<long long>(pending));
+  return {};
+}
+
+Status Queue::drain() {
+  ExecStream *ex = nullptr;
+  MPIX_TRY(stream_->exec(&ex));
+  return ex->synchronize();
+}
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<Queue>> live;
+  uint64_t next_id = 1;
+};
+
+Registry &registry() {
+  static auto *r = new Registry;  // never destroyed: handles may be used during exit
+  return *r;
+}
+
+}  // namespace
+
+uint64_t queue_register(std::shared_ptr<Queue> q) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  uint64_t id = r.next_id++;
+  r.live.emplace(id, std::move(q));
+  return id;
+}
+
+std::shared_ptr<Queue> queue_lookup(uint64_t id) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = r.live.find(id);
+  return it == r.live.end() ? nullptr : it->second;
+}
+
+Status queue_unregister(uint64_t id) {
+  std::shared_ptr<Queue> q = queue_lookup(id);
+  if (!q) return make_status(MPI_ERR_ARG, "queue handle %#llx is not a live queue (freed twice?)",
+                             static_cast<unsigned long long>(id));
+  MPIX_TRY(q->check_idle());
+  // Outside the registry lock: may wait for the native stream.
+  MPIX_TRY(q->drain());
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.live.erase(id);
+  return {};
+}
+
+}  // namespace mpix
