@@ -1,0 +1,66 @@
+// Waiting primitives: the cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, the notifier that
+// wakes sleepers, and the spin -> yield -> sleep backoff.
+#include "core/waiter.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "catch.hpp"
+
+using mpix::reached;
+
+TEST_CASE("reached() is the cyclic >= of CU_STREAM_WAIT_VALUE_GEQ", "[waiter]") {
+  CHECK(reached(5, 5));
+  CHECK(reached(6, 5));
+  CHECK_FALSE(reached(4, 5));
+  CHECK(reached(0, 0));
+  // ~0 is "before" 1 cyclically (DESIGN.md §7): a word holding ~0 does not satisfy >= 1.
+  CHECK_FALSE(reached(~uint64_t{0}, 1));
+  CHECK(reached(1, ~uint64_t{0}));  // and 1 is after ~0: counters may wrap
+  CHECK(reached(0, ~uint64_t{0}));
+  const uint64_t half = uint64_t{1} << 63;
+  CHECK(reached(half - 1, 0));    // the largest distance still "ahead"
+  CHECK_FALSE(reached(half, 0));  // half-way round counts as behind
+  CHECK(reached(half + 5, half + 4));
+}
+
+TEST_CASE("signal loads and stores", "[waiter]") {
+  alignas(8) uint64_t w = 0;
+  mpix::store_signal(&w, 42);
+  CHECK(mpix::load_signal(&w) == 42);
+}
+
+TEST_CASE("the notifier wakes a sleeper at once, and a wait times out without it", "[waiter]") {
+  auto &n = mpix::notifier();
+  uint64_t seen = n.epoch();
+  auto t0 = std::chrono::steady_clock::now();
+  n.wait(seen, std::chrono::milliseconds(20));  // nobody notifies: times out
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(15));
+  CHECK(n.epoch() == seen);
+
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    n.wait(seen, std::chrono::seconds(30));
+    woke.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  n.notify();
+  sleeper.join();  // would take 30 s if the notify were lost
+  CHECK(woke.load());
+  CHECK(n.epoch() != seen);
+  // A wait on an epoch already passed returns at once.
+  n.wait(seen, std::chrono::seconds(30));
+}
+
+TEST_CASE("backoff escalates to sleeping and reset() starts over", "[waiter]") {
+  mpix::Backoff b;
+  CHECK_FALSE(b.sleeping());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!b.sleeping() && std::chrono::steady_clock::now() < deadline)
+    b.pause(mpix::notifier().epoch());
+  CHECK(b.sleeping());  // after MPIX_SPIN_US + MPIX_YIELD_US
+  b.reset();
+  CHECK_FALSE(b.sleeping());
+}
