@@ -6,6 +6,7 @@
 #include "core/comm_ctx.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
+#include "core/staging.hpp"
 #include "core/waiter.hpp"
 
 namespace mpix {
@@ -65,14 +66,6 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   MPIX_TRY(stream->exec(&ex));
 
   Backend *be = stream->backend();
-  for (const void *p : {a.sbuf, static_cast<const void *>(a.rbuf)}) {
-    if (!p || p == MPI_IN_PLACE || a.count == 0) continue;
-    MemKind mk = be->classify(p);
-    if ((mk == MemKind::device || mk == MemKind::managed) && !prov->caps().device_memory)
-      return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
-                         "%s buffer %p: device-memory staging is not available on this path",
-                         mem_kind_name(mk), p);
-  }
 
   auto *op = new Op;
   op_registry_add(op);
@@ -91,6 +84,8 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   op->done_value = load_signal(op->done.word) + 1;
   Status st = hold_datatype(*op, a.dt);
   if (st.is_ok()) st = prov->validate(*op);
+  // Device buffers the provider cannot reach go through pinned bounce buffers.
+  if (st.is_ok()) st = staging_setup(*op, *be, prov->caps().device_memory);
   if (st.is_ok() && request) st = request_start(op);
   if (!st.is_ok()) {
     discard(op);
@@ -111,11 +106,24 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   }
   s.pending_ops.fetch_add(1);
   ctx->pending_ops.fetch_add(1);
+  // What the stream still needs, kept here: without a request, the agent may retire the op as
+  // soon as the stream writes its trigger.
+  const uint64_t threshold = op->threshold, done_value = op->done_value;
+  uint64_t *const done_word = op->done.word;
+  const std::shared_ptr<Staging> stg = op->staging;
   // From here the agent owns the op; it fires once the stream writes the threshold.
   MPIX_TRY(agent_submit(op));
-  if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), op->threshold));
-  if (request) *request = op->grequest;
-  else MPIX_TRY(ex->wait_value(op->done.word, op->done_value));
+  if (stg) MPIX_TRY(staging_copy_out(*stg, *ex));
+  if (request) {
+    if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
+    *request = op->grequest;
+    return {};
+  }
+  // Trigger and completion wait in one call (one cuStreamBatchMemOp on a GPU stream).
+  const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
+                              {StreamMemOp::wait, done_word, done_value}};
+  MPIX_TRY(ex->batch(ops, 2));
+  if (stg) MPIX_TRY(staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold()));
   return {};
 }
 
@@ -133,6 +141,9 @@ Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
   {
     std::lock_guard<std::mutex> lk(op->stream->enqueue_mutex());
     MPIX_TRY(ex->wait_value(op->done.word, op->done_value));
+    if (op->staging)
+      MPIX_TRY(staging_copy_in(*op->staging, *ex, op->stream->trigger_word(),
+                               op->stream->peek_next_threshold()));
   }
   op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
   *request = MPI_REQUEST_NULL;

@@ -34,6 +34,7 @@ inline const char *op_kind_name(OpKind k) {
 
 class Stream;
 struct CommCtx;
+struct Staging;
 
 // Flags exchanged between the enqueuing thread and the agent (see Op::flags).
 enum OpFlag : unsigned {
@@ -68,6 +69,7 @@ struct Op {
   MPI_Status *user_status = nullptr;        // where to copy the status in stream order
   MPI_Status status{};                      // the result
 
+  std::shared_ptr<Staging> staging;             // device buffers staged (core/staging.hpp)
   void *prov = nullptr;                         // provider-private state
   MPI_Request prov_req = MPI_REQUEST_NULL;      // provider mpi: the underlying request
   uint64_t seq = 0;                             // creation order, for reports

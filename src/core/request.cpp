@@ -6,6 +6,7 @@
 #include "core/agent.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
+#include "core/staging.hpp"
 
 namespace mpix {
 namespace {
@@ -18,6 +19,16 @@ std::unordered_map<MPI_Request, Op *> &requests() {
 
 int query_fn(void *extra, MPI_Status *status) {
   auto *op = static_cast<Op *>(extra);
+  // Completed on the host (MPI_Wait / MPI_Test), not by a stream wait: a staged receive's data
+  // is still in its bounce buffer. MPI calls this on the waiting user thread, where the GPU
+  // runtime may be called.
+  if (op->staging) {
+    Status st = staging_copy_in_on_host(*op->staging);
+    if (!st.is_ok()) {
+      MPIX_LOG(error, "api", "copying a staged receive into device memory: %s", st.what().c_str());
+      if (op->status.MPI_ERROR == MPI_SUCCESS) op->status.MPI_ERROR = st.code();
+    }
+  }
   status->MPI_SOURCE = op->status.MPI_SOURCE;
   status->MPI_TAG = op->status.MPI_TAG;
   status->MPI_ERROR = op->status.MPI_ERROR;

@@ -30,6 +30,8 @@ class Stream {
   std::mutex &enqueue_mutex() { return enqueue_mu_; }
   // Next trigger threshold (call with enqueue_mutex held).
   uint64_t next_threshold() { return ++last_threshold_; }
+  // The threshold the next op will get, without taking it (call with enqueue_mutex held).
+  uint64_t peek_next_threshold() const { return last_threshold_ + 1; }
   uint64_t *trigger_word() const { return trigger_.word; }
 
   std::atomic<int64_t> pending_ops{0};   // enqueued and not yet complete

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,13 @@ const char *trigger_mode_name(TriggerMode m);
 enum class MemKind { host, pinned_host, device, managed };
 const char *mem_kind_name(MemKind k);
 
+// One stream memory operation of ExecStream::batch.
+struct StreamMemOp {
+  enum Kind : uint8_t { write, wait } kind;
+  uint64_t *word;
+  uint64_t value;
+};
+
 // One native stream, driven in stream order.
 class ExecStream {
  public:
@@ -31,6 +39,16 @@ class ExecStream {
   virtual Status write_value(uint64_t *word, uint64_t value) = 0;
   // Later work runs once (int64_t)(*word - value) >= 0.
   virtual Status wait_value(const uint64_t *word, uint64_t value) = 0;
+  // Several writes and waits, in array order; one call where the backend can batch them
+  // (cuStreamBatchMemOp).
+  virtual Status batch(const StreamMemOp *ops, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      Status st = ops[i].kind == StreamMemOp::write ? write_value(ops[i].word, ops[i].value)
+                                                    : wait_value(ops[i].word, ops[i].value);
+      if (!st.is_ok()) return st;
+    }
+    return {};
+  }
   // Runs @p fn(@p arg) on a host thread in stream order. @p fn must not call the GPU runtime.
   virtual Status launch_host(void (*fn)(void *), void *arg) = 0;
   // Stream-ordered copy of @p bytes (any direction the backend supports).
@@ -53,6 +71,12 @@ class Backend {
   // Page-locked host memory for staging device buffers.
   virtual Status alloc_pinned(std::size_t bytes, void **p) = 0;
   virtual void free_pinned(void *p) = 0;
+  // Blocking copy on the calling thread, outside every user stream (a staged receive completed
+  // with MPI_Wait on the host). Any direction the backend supports.
+  virtual Status copy_sync(void *dst, const void *src, std::size_t bytes) {
+    std::memcpy(dst, src, bytes);
+    return {};
+  }
   // One-line description for mpix_info (devices, versions, what was found).
   virtual std::string describe() const = 0;
 };

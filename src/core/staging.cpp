@@ -1,0 +1,197 @@
+#include "core/staging.hpp"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/log.hpp"
+#include "core/op.hpp"
+#include "core/waiter.hpp"
+#include "gpu/backend.hpp"
+
+namespace mpix {
+namespace {
+
+struct Bounce {
+  Backend *be = nullptr;
+  char *p = nullptr;
+  std::size_t cap = 0;
+};
+
+// Smallest power of two >= bytes, at least one page.
+std::size_t size_class(std::size_t bytes) {
+  std::size_t c = 4096;
+  while (c < bytes) c <<= 1;
+  return c;
+}
+
+class Pool {
+ public:
+  Status acquire(Backend *be, std::size_t bytes, Bounce *out) {
+    std::size_t cap = size_class(bytes);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      auto it = free_.find({be, cap});
+      if (it != free_.end()) {
+        auto &v = it->second;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          // A buffer whose stream may still copy out of it is skipped, not waited for.
+          if (v[i].word && !reached(load_signal(v[i].word), v[i].value)) continue;
+          *out = v[i].b;
+          v[i] = v.back();
+          v.pop_back();
+          --cached_;
+          ++in_use_;
+          return {};
+        }
+      }
+    }
+    void *p = nullptr;
+    MPIX_TRY(be->alloc_pinned(cap, &p));
+    MPIX_LOG(debug, "stream", "staging: new %zu-byte bounce buffer", cap);
+    std::lock_guard<std::mutex> lk(mu_);
+    *out = Bounce{be, static_cast<char *>(p), cap};
+    ++in_use_;
+    bytes_ += cap;
+    return {};
+  }
+
+  // Back to the pool; reusable once *word reaches value (no condition when word is null).
+  void release(const Bounce &b, const uint64_t *word, uint64_t value) {
+    std::lock_guard<std::mutex> lk(mu_);
+    free_[{b.be, b.cap}].push_back(Entry{b, word, value});
+    --in_use_;
+    ++cached_;
+  }
+
+  StagingPoolStats stats() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return StagingPoolStats{cached_, in_use_, bytes_};
+  }
+
+ private:
+  struct Entry {
+    Bounce b;
+    const uint64_t *word;
+    uint64_t value;
+  };
+  std::mutex mu_;
+  std::map<std::pair<Backend *, std::size_t>, std::vector<Entry>> free_;
+  std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
+};
+
+Pool &pool() {
+  static Pool *p = new Pool;  // never destroyed: streams may still copy at exit
+  return *p;
+}
+
+// The bytes a (count, datatype) buffer spans, from its true lower bound.
+Status span(int count, MPI_Datatype dt, std::ptrdiff_t *offset, std::size_t *bytes) {
+  MPI_Count tlb = 0, text = 0, lb = 0, ext = 0;
+  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(dt, &tlb, &text));
+  MPIX_MPI_CHECK(MPI_Type_get_extent_x(dt, &lb, &ext));
+  if (ext < 0 || text < 0)
+    return make_status(MPI_ERR_TYPE, "device buffers with a negative-extent datatype cannot be "
+                                     "staged");
+  *offset = static_cast<std::ptrdiff_t>(tlb);
+  *bytes = count > 0 ? static_cast<std::size_t>(text + (count - 1) * ext) : 0;
+  return {};
+}
+
+}  // namespace
+
+struct Staging {
+  struct Copy {
+    char *user = nullptr;
+    char *bounce = nullptr;
+    std::size_t bytes = 0;
+  };
+
+  Backend *be = nullptr;
+  Bounce bufs[2];
+  int nbufs = 0;
+  Copy out[2];  // device -> bounce, before the trigger
+  int nout = 0;
+  Copy in;      // bounce -> device, after the completion wait
+  bool has_in = false;
+  std::atomic<bool> copied_in{false};
+  const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy-in is queued
+  uint64_t release_value = 0;
+
+  ~Staging() {
+    for (int i = 0; i < nbufs; ++i) pool().release(bufs[i], release_word, release_value);
+  }
+
+  // A bounce buffer for the region of @p user; returns its counterpart of @p user.
+  Status stage(char *user, int count, MPI_Datatype dt, Copy *c, char **bounce_view) {
+    std::ptrdiff_t off = 0;
+    std::size_t bytes = 0;
+    MPIX_TRY(span(count, dt, &off, &bytes));
+    Bounce b;
+    MPIX_TRY(pool().acquire(be, bytes, &b));
+    bufs[nbufs++] = b;
+    c->user = user + off;
+    c->bounce = b.p;
+    c->bytes = bytes;
+    // The provider addresses the buffer as the user did: base = bounce - true lower bound.
+    *bounce_view = b.p - off;
+    return {};
+  }
+};
+
+Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
+  if (provider_device_memory || op.count == 0) return {};
+  auto needs = [&](const void *p) {
+    if (!p || p == MPI_IN_PLACE) return false;
+    MemKind mk = be.classify(p);
+    return mk == MemKind::device || mk == MemKind::managed;
+  };
+  bool s = (op.kind == OpKind::send || op.kind == OpKind::allreduce) && needs(op.sbuf);
+  bool r = (op.kind == OpKind::recv || op.kind == OpKind::allreduce) && needs(op.rbuf);
+  if (!s && !r) return {};
+  auto stg = std::make_shared<Staging>();
+  stg->be = &be;
+  if (s) {
+    char *view = nullptr;
+    MPIX_TRY(stg->stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
+                        &stg->out[stg->nout], &view));
+    ++stg->nout;
+    op.sbuf = view;
+  }
+  if (r) {
+    char *view = nullptr;
+    MPIX_TRY(stg->stage(static_cast<char *>(op.rbuf), op.count, op.dt, &stg->in, &view));
+    stg->has_in = true;
+    // An in-place allreduce reads its input from the receive buffer too.
+    if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) stg->out[stg->nout++] = stg->in;
+    op.rbuf = view;
+  }
+  op.staging = std::move(stg);
+  return {};
+}
+
+Status staging_copy_out(Staging &stg, ExecStream &ex) {
+  for (int i = 0; i < stg.nout; ++i)
+    MPIX_TRY(ex.copy_async(stg.out[i].bounce, stg.out[i].user, stg.out[i].bytes));
+  return {};
+}
+
+Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
+                       uint64_t next_threshold) {
+  if (!stg.has_in || stg.copied_in.load()) return {};
+  MPIX_TRY(ex.copy_async(stg.in.user, stg.in.bounce, stg.in.bytes));
+  stg.release_word = trigger_word;
+  stg.release_value = next_threshold;
+  return {};
+}
+
+Status staging_copy_in_on_host(Staging &stg) {
+  if (!stg.has_in || stg.copied_in.exchange(true)) return {};
+  return stg.be->copy_sync(stg.in.user, stg.in.bounce, stg.in.bytes);
+}
+
+StagingPoolStats staging_pool_stats() { return pool().stats(); }
+
+}  // namespace mpix

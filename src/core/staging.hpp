@@ -1,0 +1,52 @@
+// Device buffers for providers that cannot reach device memory (DESIGN.md §3): the provider
+// sends from and receives into pinned host bounce buffers, and the stream copies between the
+// user's buffer and the bounce buffer in stream order — out before the op's trigger, in after
+// its completion wait. Bounce buffers come from a pool (power-of-two size classes) and go back
+// to it once nothing can touch them any more: for a send when the op retires (the network is
+// done and the copy out preceded the trigger); for a receive also when the stream has passed
+// the copy in, which the stream's trigger word tells (it reaches the threshold of the next op
+// enqueued after the copy).
+//
+// One op is one message on the wire whatever its size, so staged ops match plain MPI peers,
+// ANY_SOURCE receives and receives larger than the message exactly as unstaged ones do.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+struct Op;
+class Backend;
+class ExecStream;
+struct Staging;
+
+// Stages @p op's device or managed buffers through bounce buffers, if it has any and the
+// provider cannot read device memory: sets op.staging and points op.sbuf / op.rbuf at the
+// bounce buffers. Call before the op is armed.
+Status staging_setup(Op &op, Backend &be, bool provider_device_memory);
+
+// Stream-ordered copy out of device memory into the bounce buffer (before the trigger).
+Status staging_copy_out(Staging &stg, ExecStream &ex);
+
+// Stream-ordered copy into device memory (after the completion wait). @p trigger_word and
+// @p next_threshold (the threshold the stream's next op will get) tell when the stream has
+// run the copy, so that the bounce buffer may be reused.
+Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
+                       uint64_t next_threshold);
+
+// The op completed on the host (MPI_Wait / MPI_Test on its request, not a stream wait): copies
+// the received data into device memory now, on the calling thread. Idempotent.
+Status staging_copy_in_on_host(Staging &stg);
+
+// Bounce buffers held by the pool (free or waiting for their stream) and in use, for tests.
+struct StagingPoolStats {
+  std::size_t cached = 0;
+  std::size_t in_use = 0;
+  std::size_t bytes = 0;
+};
+StagingPoolStats staging_pool_stats();
+
+}  // namespace mpix

@@ -1,0 +1,144 @@
+// The stream backend for CUDA and HIP, written once over an API shim (gpu_api.hpp). Started on
+// the first stream of its kind: finds the devices and what they support, maps the signal
+// pool, and loads mpix's kernels into each device's context before the first stream of that
+// device is used (DESIGN.md §7: lazy module loading can deadlock behind a closed stream wait).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/log.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/common/gpu_exec_stream.hpp"
+#include "gpu/common/signal_map.hpp"
+
+namespace mpix {
+
+template <class Api>
+class GpuBackend final : public Backend {
+ public:
+  using stream_t = typename Api::stream_t;
+
+  // Once per process; later calls return the first outcome.
+  Status start() {
+    std::call_once(once_, [this] { started_ = do_start(); });
+    return started_;
+  }
+
+  StreamKind kind() const override { return Api::kKind; }
+  const char *name() const override { return Api::kName; }
+
+  Status open_stream(void *native, TriggerMode mode, std::unique_ptr<ExecStream> *out) override {
+    MPIX_TRY(start());
+    auto s = static_cast<stream_t>(native);
+    int dev = -1;
+    MPIX_TRY(Api::stream_device(s, &dev));
+    if (dev < 0 || dev >= static_cast<int>(devices_.size()))
+      return make_status(MPI_ERR_ARG, "%s %p belongs to device %d, outside the %zu visible",
+                         Api::kStreamType, native, dev, devices_.size());
+    MPIX_TRY(prepare_device(dev));
+    TriggerMode m = mode;
+    if (m == TriggerMode::memop && !devices_[dev].memops) {
+      m = Api::kHasKernels ? TriggerMode::kernel : TriggerMode::hostfn;
+      MPIX_LOG(info, Api::kSubsys, "device %d (%s) has no 64-bit stream memory operations: "
+               "trigger mode %s", dev, devices_[dev].name.c_str(), trigger_mode_name(m));
+    }
+    if (m == TriggerMode::kernel && !Api::kHasKernels)
+      return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                         "trigger mode kernel needs mpix's %s kernels, which this build does not "
+                         "have (its device code was not compiled)", Api::kName);
+    MPIX_LOG(debug, Api::kSubsys, "stream %p on device %d, trigger mode %s", native, dev,
+             trigger_mode_name(m));
+    out->reset(new GpuExecStream<Api>(s, dev, m, &signals_));
+    return {};
+  }
+
+  MemKind classify(const void *p) const override { return Api::classify(p); }
+
+  Status alloc_pinned(std::size_t bytes, void **p) override {
+    MPIX_TRY(start());
+    return Api::host_alloc(bytes, p);
+  }
+  void free_pinned(void *p) override { Api::host_free(p); }
+
+  Status copy_sync(void *dst, const void *src, std::size_t bytes) override {
+    MPIX_TRY(start());
+    int dev = 0;
+    MPIX_TRY(Api::get_device(&dev));
+    stream_t s{};
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (dev < 0 || dev >= static_cast<int>(private_.size()))
+        return make_status(MPI_ERR_OTHER, "current %s device %d is out of range", Api::kName, dev);
+      if (!private_[dev].made) {
+        MPIX_TRY(Api::stream_create_private(&private_[dev].s));
+        private_[dev].made = true;
+      }
+      s = private_[dev].s;
+    }
+    MPIX_TRY(Api::copy_async(dst, src, bytes, s));
+    return Api::synchronize(s);
+  }
+
+  std::string describe() const override {
+    std::string d = std::string(Api::kName) + ": " + Api::versions() + "; ";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%zu device(s)", devices_.size());
+    d += buf;
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s%zu ", i ? ", " : ": ", i);
+      d += buf + devices_[i].name + (devices_[i].memops ? " (memops)" : " (no memops)");
+    }
+    return d;
+  }
+
+ private:
+  struct PerDevice {
+    bool ready = false;
+  };
+  struct PrivateStream {
+    bool made = false;
+    stream_t s{};
+  };
+
+  Status do_start() {
+    MPIX_TRY(Api::init());
+    int n = 0;
+    MPIX_TRY(Api::device_count(&n));
+    devices_.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) MPIX_TRY(Api::device_info(i, &devices_[i]));
+    per_device_.resize(devices_.size());
+    private_.resize(devices_.size());
+    return {};
+  }
+
+  // First stream of device @p dev: map the signal pool (once, from that device) and load our
+  // kernels into the device's context.
+  Status prepare_device(int dev) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (per_device_[dev].ready) return {};
+    DeviceGuard<Api> g(dev);
+    MPIX_TRY(g.status());
+    if (!signals_attached_) {
+      signals_.attach();
+      signals_attached_ = true;
+    }
+    if (Api::kHasKernels) MPIX_TRY(Api::load_kernels());
+    per_device_[dev].ready = true;
+    return {};
+  }
+
+  std::once_flag once_;
+  Status started_;
+  std::vector<GpuDeviceInfo> devices_;  // fixed once started
+  std::mutex mu_;
+  std::vector<PerDevice> per_device_;
+  std::vector<PrivateStream> private_;
+  bool signals_attached_ = false;
+  SignalMap<Api> signals_;
+};
+
+}  // namespace mpix

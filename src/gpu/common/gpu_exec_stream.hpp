@@ -1,0 +1,162 @@
+// One CUDA or HIP stream driven in stream order, in one of three trigger modes (DESIGN.md §3):
+//   memop   stream memory operations write / wait on mapped host signal words; no host thread
+//           on the stream's critical path.
+//   hostfn  the stream runs host functions that store the word or spin until it is reached
+//           (MPICH's design; a baseline). The runtime runs host functions one at a time, so a
+//           waiting one holds back every other stream's host functions in the process.
+//   kernel  1-thread kernels store the word or spin on it; used where memory operations are
+//           not available and, in memop mode, while the stream is being captured into a graph.
+#pragma once
+
+#include <memory>
+
+#include "core/waiter.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/common/gpu_api.hpp"
+#include "gpu/common/signal_map.hpp"
+
+namespace mpix {
+
+// Makes @p dev current for the scope of a runtime call on a stream of that device, and puts
+// the caller's device back afterwards. Costs one get-device call when nothing changes.
+template <class Api>
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int dev) {
+    if (dev < 0 || !Api::get_device(&prev_).is_ok() || prev_ == dev) return;
+    st_ = Api::set_device(dev);
+    changed_ = st_.is_ok();
+  }
+  ~DeviceGuard() {
+    if (changed_) Api::set_device(prev_);
+  }
+  DeviceGuard(const DeviceGuard &) = delete;
+  DeviceGuard &operator=(const DeviceGuard &) = delete;
+  const Status &status() const { return st_; }
+
+ private:
+  int prev_ = -1;
+  bool changed_ = false;
+  Status st_;
+};
+
+namespace gpu_detail {
+
+struct HostSignal {
+  uint64_t *word;
+  uint64_t value;
+};
+
+// Host functions of the hostfn mode. They touch host memory only: a host function must not
+// call the GPU runtime.
+inline void host_store(void *p) {
+  std::unique_ptr<HostSignal> h(static_cast<HostSignal *>(p));
+  store_signal(h->word, h->value);
+  notifier().notify();
+}
+
+inline void host_wait(void *p) {
+  std::unique_ptr<HostSignal> h(static_cast<HostSignal *>(p));
+  Backoff backoff;
+  for (;;) {
+    uint64_t epoch = notifier().epoch();
+    if (reached(load_signal(h->word), h->value)) return;
+    backoff.pause(epoch);
+  }
+}
+
+}  // namespace gpu_detail
+
+template <class Api>
+class GpuExecStream final : public ExecStream {
+ public:
+  using stream_t = typename Api::stream_t;
+
+  GpuExecStream(stream_t s, int device, TriggerMode mode, const SignalMap<Api> *signals)
+      : s_(s), device_(device), mode_(mode), signals_(signals) {}
+
+  Status write_value(uint64_t *word, uint64_t value) override {
+    StreamMemOp op{StreamMemOp::write, word, value};
+    return batch(&op, 1);
+  }
+
+  Status wait_value(const uint64_t *word, uint64_t value) override {
+    StreamMemOp op{StreamMemOp::wait, const_cast<uint64_t *>(word), value};
+    return batch(&op, 1);
+  }
+
+  Status batch(const StreamMemOp *ops, std::size_t n) override {
+    TriggerMode m = mode_;
+    if (m == TriggerMode::memop && Api::kHasKernels) {
+      bool capturing = false;
+      MPIX_TRY(Api::is_capturing(s_, &capturing));
+      if (capturing) m = TriggerMode::kernel;
+    }
+    if (m == TriggerMode::hostfn) {
+      DeviceGuard<Api> g(device_);
+      MPIX_TRY(g.status());
+      for (std::size_t i = 0; i < n; ++i) {
+        auto h = std::make_unique<gpu_detail::HostSignal>(gpu_detail::HostSignal{ops[i].word, ops[i].value});
+        MPIX_TRY(Api::launch_host(s_, ops[i].kind == StreamMemOp::write ? gpu_detail::host_store
+                                                                        : gpu_detail::host_wait,
+                                  h.get()));
+        h.release();  // the host function owns it now
+      }
+      return {};
+    }
+    GpuMemOp dev_ops[8];
+    std::unique_ptr<GpuMemOp[]> big;
+    GpuMemOp *d = dev_ops;
+    if (n > 8) {
+      big.reset(new GpuMemOp[n]);
+      d = big.get();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      d[i].kind = ops[i].kind == StreamMemOp::write ? GpuMemOp::write : GpuMemOp::wait;
+      d[i].value = ops[i].value;
+      MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
+    }
+    if (m == TriggerMode::memop) {
+      // Memory operations carry the stream's own context: no device switch needed.
+      if (n == 1)
+        return d[0].kind == GpuMemOp::write ? Api::write_value(s_, d[0].dev_word, d[0].value)
+                                            : Api::wait_value(s_, d[0].dev_word, d[0].value);
+      if (Api::kHasBatch) return Api::batch(s_, d, n);
+      for (std::size_t i = 0; i < n; ++i)
+        MPIX_TRY(d[i].kind == GpuMemOp::write ? Api::write_value(s_, d[i].dev_word, d[i].value)
+                                              : Api::wait_value(s_, d[i].dev_word, d[i].value));
+      return {};
+    }
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    for (std::size_t i = 0; i < n; ++i)
+      MPIX_TRY(d[i].kind == GpuMemOp::write ? Api::kernel_write(s_, d[i].dev_word, d[i].value)
+                                            : Api::kernel_wait(s_, d[i].dev_word, d[i].value));
+    return {};
+  }
+
+  Status launch_host(void (*fn)(void *), void *arg) override {
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::launch_host(s_, fn, arg);
+  }
+
+  Status copy_async(void *dst, const void *src, std::size_t bytes) override {
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::copy_async(dst, src, bytes, s_);
+  }
+
+  Status synchronize() override { return Api::synchronize(s_); }
+  TriggerMode trigger_mode() const override { return mode_; }
+  void *native() const override { return static_cast<void *>(s_); }
+  int device() const { return device_; }
+
+ private:
+  stream_t s_;
+  int device_;
+  TriggerMode mode_;
+  const SignalMap<Api> *signals_;
+};
+
+}  // namespace mpix

@@ -1,0 +1,241 @@
+#include "gpu/cuda/cuda_api.hpp"
+
+#include <cstdio>
+#include <vector>
+
+#include "core/log.hpp"
+
+namespace mpix {
+namespace {
+
+// Driver entry points, resolved once in CudaApi::init(). The _v2 memory operations are what
+// cuStreamWriteValue64 & co. name since CUDA 11.7; asking for version 12000 gets them.
+struct DriverFns {
+  CUresult (*write64)(CUstream, CUdeviceptr, cuuint64_t, unsigned) = nullptr;
+  CUresult (*wait64)(CUstream, CUdeviceptr, cuuint64_t, unsigned) = nullptr;
+  CUresult (*batch)(CUstream, unsigned, CUstreamBatchMemOpParams *, unsigned) = nullptr;
+  CUresult (*device_get)(CUdevice *, int) = nullptr;
+  CUresult (*device_attr)(int *, CUdevice_attribute, CUdevice) = nullptr;
+  CUresult (*error_string)(CUresult, const char **) = nullptr;
+};
+DriverFns g_drv;
+
+template <class Fn>
+Status resolve(const char *symbol, Fn *fn) {
+  void *p = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  cudaError_t rc = cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &q);
+  if (rc != cudaSuccess || q != cudaDriverEntryPointSuccess || !p) {
+    cudaGetLastError();
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "the CUDA driver has no %s (entry point query: %s, result %d)", symbol,
+                       cudaGetErrorString(rc), static_cast<int>(q));
+  }
+  *fn = reinterpret_cast<Fn>(p);
+  return {};
+}
+
+}  // namespace
+
+Status cuda_status(cudaError_t rc, const char *expr, const char *file, int line) {
+  cudaGetLastError();  // clears a non-sticky error; a sticky one stays and shows up again
+  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: %s (%s)", expr, file, line,
+                     cudaGetErrorName(rc), cudaGetErrorString(rc));
+}
+
+Status cu_status(CUresult rc, const char *expr, const char *file, int line) {
+  const char *s = nullptr;
+  if (g_drv.error_string) g_drv.error_string(rc, &s);
+  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: CUresult %d (%s)", expr, file, line,
+                     static_cast<int>(rc), s ? s : "unknown");
+}
+
+Status CudaApi::init() {
+  int n = 0;
+  cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "no usable CUDA device: %s",
+                       rc != cudaSuccess ? cudaGetErrorString(rc) : "the driver reports none");
+  }
+  MPIX_TRY(resolve("cuStreamWriteValue64", &g_drv.write64));
+  MPIX_TRY(resolve("cuStreamWaitValue64", &g_drv.wait64));
+  MPIX_TRY(resolve("cuStreamBatchMemOp", &g_drv.batch));
+  MPIX_TRY(resolve("cuDeviceGet", &g_drv.device_get));
+  MPIX_TRY(resolve("cuDeviceGetAttribute", &g_drv.device_attr));
+  MPIX_TRY(resolve("cuGetErrorString", &g_drv.error_string));
+  return {};
+}
+
+std::string CudaApi::versions() {
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "driver %d.%d, runtime %d.%d", drv / 1000, drv % 1000 / 10,
+                rt / 1000, rt % 1000 / 10);
+  return buf;
+}
+
+Status CudaApi::device_count(int *n) {
+  MPIX_CUDA_CHECK(cudaGetDeviceCount(n));
+  return {};
+}
+
+Status CudaApi::device_info(int dev, GpuDeviceInfo *out) {
+  cudaDeviceProp prop{};
+  MPIX_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  out->name = prop.name;
+  CUdevice cud = 0;
+  MPIX_CU_CHECK(g_drv.device_get(&cud, dev));
+  int v = 0;
+  MPIX_CU_CHECK(g_drv.device_attr(&v, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, cud));
+  out->memops = v != 0;
+  v = 0;
+  MPIX_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrCanUseHostPointerForRegisteredMem, dev));
+  out->host_ptr_registered = v != 0;
+  return {};
+}
+
+Status CudaApi::get_device(int *dev) {
+  MPIX_CUDA_CHECK(cudaGetDevice(dev));
+  return {};
+}
+
+Status CudaApi::set_device(int dev) {
+  MPIX_CUDA_CHECK(cudaSetDevice(dev));
+  return {};
+}
+
+Status CudaApi::stream_device(stream_t s, int *dev) {
+  cudaError_t rc = cudaStreamGetDevice(s, dev);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();
+    return make_status(MPI_ERR_ARG, "%p is not a valid cudaStream_t (cudaStreamGetDevice: %s)",
+                       static_cast<void *>(s), cudaGetErrorString(rc));
+  }
+  return {};
+}
+
+Status CudaApi::is_capturing(stream_t s, bool *capturing) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  MPIX_CUDA_CHECK(cudaStreamIsCapturing(s, &cs));
+  *capturing = cs != cudaStreamCaptureStatusNone;
+  return {};
+}
+
+Status CudaApi::write_value(stream_t s, uint64_t dev_word, uint64_t value) {
+  // The default flags order the write after all earlier work's memory writes.
+  MPIX_CU_CHECK(g_drv.write64(reinterpret_cast<CUstream>(s), dev_word, value,
+                              CU_STREAM_WRITE_VALUE_DEFAULT));
+  return {};
+}
+
+Status CudaApi::wait_value(stream_t s, uint64_t dev_word, uint64_t value) {
+  MPIX_CU_CHECK(g_drv.wait64(reinterpret_cast<CUstream>(s), dev_word, value,
+                             CU_STREAM_WAIT_VALUE_GEQ));
+  return {};
+}
+
+Status CudaApi::batch(stream_t s, const GpuMemOp *ops, std::size_t n) {
+  // The driver takes at most 256 operations per call; ours are a handful.
+  constexpr std::size_t kMax = 256;
+  CUstreamBatchMemOpParams p[16];
+  std::vector<CUstreamBatchMemOpParams> big;
+  for (std::size_t off = 0; off < n; off += kMax) {
+    std::size_t m = n - off < kMax ? n - off : kMax;
+    CUstreamBatchMemOpParams *params = p;
+    if (m > 16) {
+      big.assign(m, CUstreamBatchMemOpParams{});
+      params = big.data();
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+      const GpuMemOp &o = ops[off + i];
+      params[i] = CUstreamBatchMemOpParams{};
+      if (o.kind == GpuMemOp::write) {
+        params[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        params[i].writeValue.address = o.dev_word;
+        params[i].writeValue.value64 = o.value;
+        params[i].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+      } else {
+        params[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+        params[i].waitValue.address = o.dev_word;
+        params[i].waitValue.value64 = o.value;
+        params[i].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+      }
+    }
+    MPIX_CU_CHECK(g_drv.batch(reinterpret_cast<CUstream>(s), static_cast<unsigned>(m), params, 0));
+  }
+  return {};
+}
+
+Status CudaApi::launch_host(stream_t s, void (*fn)(void *), void *arg) {
+  MPIX_CUDA_CHECK(cudaLaunchHostFunc(s, fn, arg));
+  return {};
+}
+
+Status CudaApi::copy_async(void *dst, const void *src, std::size_t bytes, stream_t s) {
+  MPIX_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+  return {};
+}
+
+Status CudaApi::synchronize(stream_t s) {
+  MPIX_CUDA_CHECK(cudaStreamSynchronize(s));
+  return {};
+}
+
+Status CudaApi::stream_create_private(stream_t *s) {
+  // Non-blocking: it must never wait for (or be waited on by) the legacy default stream.
+  MPIX_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+  return {};
+}
+
+MemKind CudaApi::classify(const void *p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return MemKind::host;
+  }
+  switch (a.type) {
+    case cudaMemoryTypeDevice:
+      return MemKind::device;
+    case cudaMemoryTypeManaged:
+      return MemKind::managed;
+    case cudaMemoryTypeHost:
+      return MemKind::pinned_host;
+    default:
+      return MemKind::host;
+  }
+}
+
+Status CudaApi::host_alloc(std::size_t bytes, void **p) {
+  cudaError_t rc = cudaHostAlloc(p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();
+    return make_status(MPI_ERR_NO_MEM, "cudaHostAlloc of %zu bytes failed: %s", bytes,
+                       cudaGetErrorString(rc));
+  }
+  return {};
+}
+
+void CudaApi::host_free(void *p) {
+  if (p && cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+}
+
+Status CudaApi::host_register(void *p, std::size_t bytes) {
+  MPIX_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped));
+  return {};
+}
+
+void CudaApi::host_unregister(void *p) {
+  if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+}
+
+Status CudaApi::host_device_pointer(void *host, uint64_t *dev) {
+  void *d = nullptr;
+  MPIX_CUDA_CHECK(cudaHostGetDevicePointer(&d, host, 0));
+  *dev = reinterpret_cast<uint64_t>(d);
+  return {};
+}
+
+}  // namespace mpix

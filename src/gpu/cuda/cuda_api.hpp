@@ -1,0 +1,78 @@
+// The CUDA side of the GPU backend shim (gpu/common/gpu_api.hpp says what a shim provides).
+// The runtime comes from the static cudart, which loads libcuda.so.1 itself on first use, so
+// libmpix loads and runs host-only where no driver is installed. Driver-only calls (stream
+// memory operations, device attributes) are resolved at run time through
+// cudaGetDriverEntryPointByVersion: libmpix never links libcuda.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/status.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/common/gpu_api.hpp"
+
+namespace mpix {
+
+// Turns a failed CUDA runtime call into a Status naming the expression and the place, and
+// clears the error so that a non-sticky failure does not poison later calls.
+Status cuda_status(cudaError_t rc, const char *expr, const char *file, int line);
+Status cu_status(CUresult rc, const char *expr, const char *file, int line);
+
+#define MPIX_CUDA_CHECK(expr)                                                          \
+  do {                                                                                 \
+    cudaError_t mpix_ce_ = (expr);                                                     \
+    if (mpix_ce_ != cudaSuccess) return ::mpix::cuda_status(mpix_ce_, #expr, __FILE__, __LINE__); \
+  } while (0)
+#define MPIX_CU_CHECK(expr)                                                            \
+  do {                                                                                 \
+    CUresult mpix_cu_ = (expr);                                                        \
+    if (mpix_cu_ != CUDA_SUCCESS) return ::mpix::cu_status(mpix_cu_, #expr, __FILE__, __LINE__); \
+  } while (0)
+
+struct CudaApi {
+  using stream_t = cudaStream_t;
+  static constexpr StreamKind kKind = StreamKind::cuda;
+  static constexpr const char *kName = "cuda";
+  static constexpr const char *kSubsys = "cuda";
+  static constexpr const char *kStreamType = "cudaStream_t";
+  static constexpr bool kHasKernels = true;
+  static constexpr bool kHasBatch = true;
+
+  static Status init();
+  static std::string versions();
+  static Status device_count(int *n);
+  static Status device_info(int dev, GpuDeviceInfo *out);
+  static Status get_device(int *dev);
+  static Status set_device(int dev);
+  static Status stream_device(stream_t s, int *dev);
+  static Status is_capturing(stream_t s, bool *capturing);
+
+  static Status write_value(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status wait_value(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status batch(stream_t s, const GpuMemOp *ops, std::size_t n);
+  static Status launch_host(stream_t s, void (*fn)(void *), void *arg);
+  static Status copy_async(void *dst, const void *src, std::size_t bytes, stream_t s);
+  static Status synchronize(stream_t s);
+  static Status stream_create_private(stream_t *s);
+
+  static MemKind classify(const void *p);
+  static Status host_alloc(std::size_t bytes, void **p);
+  static void host_free(void *p);
+  static Status host_register(void *p, std::size_t bytes);
+  static void host_unregister(void *p);
+  static Status host_device_pointer(void *host, uint64_t *dev);
+
+  // 1-thread kernels of the `kernel` trigger mode (cuda_kernels.cu).
+  static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
+  // Loads mpix's kernels into the current device's context now (see DESIGN.md §7: a lazily
+  // loaded kernel launched behind a closed stream wait can deadlock).
+  static Status load_kernels();
+};
+
+}  // namespace mpix

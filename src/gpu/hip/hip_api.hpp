@@ -1,0 +1,65 @@
+// The HIP side of the GPU backend shim (gpu/common/gpu_api.hpp says what a shim provides).
+// Host code only: it compiles against the HIP runtime headers with a host compiler (Debian's
+// libamdhip64-dev). mpix's kernels need hipcc, so the `kernel` trigger mode is not available
+// in such a build; a device without stream memory operations falls back to `hostfn`.
+#pragma once
+
+#include <hip/hip_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/status.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/common/gpu_api.hpp"
+
+namespace mpix {
+
+Status hip_status(hipError_t rc, const char *expr, const char *file, int line);
+
+#define MPIX_HIP_CHECK(expr)                                                         \
+  do {                                                                               \
+    hipError_t mpix_he_ = (expr);                                                    \
+    if (mpix_he_ != hipSuccess) return ::mpix::hip_status(mpix_he_, #expr, __FILE__, __LINE__); \
+  } while (0)
+
+struct HipApi {
+  using stream_t = hipStream_t;
+  static constexpr StreamKind kKind = StreamKind::hip;
+  static constexpr const char *kName = "hip";
+  static constexpr const char *kSubsys = "hip";
+  static constexpr const char *kStreamType = "hipStream_t";
+  static constexpr bool kHasKernels = false;
+  static constexpr bool kHasBatch = false;
+
+  static Status init();
+  static std::string versions();
+  static Status device_count(int *n);
+  static Status device_info(int dev, GpuDeviceInfo *out);
+  static Status get_device(int *dev);
+  static Status set_device(int dev);
+  static Status stream_device(stream_t s, int *dev);
+  static Status is_capturing(stream_t s, bool *capturing);
+
+  static Status write_value(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status wait_value(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status batch(stream_t s, const GpuMemOp *ops, std::size_t n);
+  static Status launch_host(stream_t s, void (*fn)(void *), void *arg);
+  static Status copy_async(void *dst, const void *src, std::size_t bytes, stream_t s);
+  static Status synchronize(stream_t s);
+  static Status stream_create_private(stream_t *s);
+
+  static MemKind classify(const void *p);
+  static Status host_alloc(std::size_t bytes, void **p);
+  static void host_free(void *p);
+  static Status host_register(void *p, std::size_t bytes);
+  static void host_unregister(void *p);
+  static Status host_device_pointer(void *host, uint64_t *dev);
+
+  static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status load_kernels();
+};
+
+}  // namespace mpix

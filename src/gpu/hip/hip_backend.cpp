@@ -1,0 +1,16 @@
+#include "gpu/hip/hip_backend.hpp"
+
+#include "gpu/common/gpu_backend.hpp"
+#include "gpu/hip/hip_api.hpp"
+
+namespace mpix {
+
+Status hip_backend_get(Backend **out) {
+  // Never destroyed: streams and signal registrations may outlive static destruction.
+  static auto *b = new GpuBackend<HipApi>;
+  MPIX_TRY(b->start());
+  *out = b;
+  return {};
+}
+
+}  // namespace mpix
