@@ -128,8 +128,17 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
                          MPI_Status array_of_statuses[]);
 
 /**
- * Enqueues an allreduce on the stream of @p comm (MPI_IN_PLACE allowed): runs when the stream
- * reaches it; the stream goes on once the result is in @p recvbuf.
+ * Enqueues an allreduce on the stream of @p comm (MPI_IN_PLACE allowed as @p sendbuf): it
+ * starts when the stream reaches it, and the stream goes on once the result is in @p recvbuf.
+ * The host thread does not wait. A collective: every rank enqueues its collectives on @p comm
+ * in the same order, and no host collective on @p comm may run while an enqueued one can be in
+ * flight. A user-defined @p op must stay allocated (no MPI_Op_free) until the stream has passed
+ * the call; a derived @p datatype may be freed at once.
+ * @return MPI_SUCCESS, MPI_ERR_COMM (null comm / no stream), MPI_ERR_COUNT, MPI_ERR_TYPE,
+ *         MPI_ERR_OP (MPI_OP_NULL, or a predefined op the MPI library does not define for
+ *         @p datatype: Open MPI refuses predefined ops on derived datatypes), MPI_ERR_BUFFER
+ *         (null buffer with count > 0, recvbuf MPI_IN_PLACE, sendbuf == recvbuf),
+ *         MPI_ERR_ARG (MPI_IN_PLACE on an intercommunicator), MPI_ERR_OTHER.
  */
 int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm);

@@ -36,6 +36,27 @@ MPI_Comm request_comm(const MPI_Request *request) {
   return op ? op->comm : MPI_COMM_NULL;
 }
 
+// Whether the MPI library accepts @p op on @p dt, asked now with a zero-count MPI_Reduce_local
+// (it touches no buffer): a refusal by the MPI_Iallreduce the agent posts later would reach no
+// caller. Open MPI, for one, refuses predefined ops on derived datatypes. Only for predefined
+// ops: a user-defined op is never called here.
+Status check_reduce_op(MPI_Op op, MPI_Datatype dt) {
+  static const MPI_Op kPredefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
+                                       MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+                                       MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+  bool predefined = false;
+  for (MPI_Op p : kPredefined) predefined |= p == op;
+  if (!predefined) return {};
+  char in = 0, inout = 0;
+  int rc = MPI_Reduce_local(&in, &inout, 0, dt, op);
+  if (rc == MPI_SUCCESS) return {};
+  int cls = MPI_ERR_OP;
+  MPI_Error_class(rc, &cls);
+  if (cls == MPI_ERR_TYPE) return make_status(MPI_ERR_TYPE, "datatype is invalid or not committed");
+  return make_status(MPI_ERR_OP, "op is not defined for this datatype (the MPI library refuses "
+                                 "the pair; use a user-defined op)");
+}
+
 }  // namespace
 }  // namespace mpix
 
@@ -103,8 +124,21 @@ int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Da
   if (st.is_ok()) st = check_count(count);
   if (st.is_ok()) st = check_datatype(datatype);
   if (st.is_ok() && op == MPI_OP_NULL) st = make_status(MPI_ERR_OP, "op is MPI_OP_NULL");
+  if (st.is_ok()) st = check_reduce_op(op, datatype);
   if (st.is_ok() && sendbuf != MPI_IN_PLACE) st = check_buffer(sendbuf, count, datatype, "sendbuf");
   if (st.is_ok()) st = check_buffer(recvbuf, count, datatype, "recvbuf");
+  // Caught here, not by the MPI_Iallreduce the agent posts later: an error there would reach
+  // no caller (this call has no request), only the log.
+  if (st.is_ok() && recvbuf == MPI_IN_PLACE)
+    st = make_status(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
+  if (st.is_ok() && count > 0 && sendbuf == recvbuf && sendbuf != MPI_BOTTOM)
+    st = make_status(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use "
+                     "MPI_IN_PLACE as sendbuf", recvbuf);
+  if (st.is_ok() && sendbuf == MPI_IN_PLACE) {
+    int inter = 0;
+    MPI_Comm_test_inter(comm, &inter);
+    if (inter) st = make_status(MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator");
+  }
   if (st.is_ok()) {
     EnqueueArgs a;
     a.kind = OpKind::allreduce;

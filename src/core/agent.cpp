@@ -139,6 +139,10 @@ void Agent::complete(Op *op) {
   if ((old & kOpWaitEnqueued) && op->user_status) *op->user_status = op->status;
   op->stream->pending_ops.fetch_sub(1);
   op->ctx->pending_ops.fetch_sub(1);
+  // Drop the op's hold on the communicator context before the stream can pass its wait: the
+  // context's end is what tells MPIX_Stream_free that no communicator uses the stream any more,
+  // and a user may free the communicator and then the stream as soon as the stream drained.
+  op->ctx.reset();
   store_signal(op->done.word, op->done_value);
   notifier().notify();
   if (op->grequest != MPI_REQUEST_NULL) request_complete(op, (old & kOpWaitEnqueued) != 0);
