@@ -1,0 +1,56 @@
+// main() for the multi-rank GPU tests: MPI with MPI_THREAD_MULTIPLE, one GPU per rank (local
+// rank modulo the devices), mpix's and the tests' kernels loaded eagerly, then the Catch2
+// session on every rank. Without a usable CUDA device on every rank it prints why and exits
+// with 77, which CTest reports as skipped (SKIP_RETURN_CODE).
+#define CATCH_CONFIG_RUNNER
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "catch.hpp"
+#include "test_kernels.hpp"
+
+int main(int argc, char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided != MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "MPI_THREAD_MULTIPLE not provided\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+  int ndev = 0;
+  cudaError_t rc = cudaGetDeviceCount(&ndev);
+  if (rc != cudaSuccess) ndev = 0;
+  int fewest = 0;
+  MPI_Allreduce(&ndev, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (fewest == 0) {
+    if (ndev == 0)
+      std::printf("SKIP: rank %d has no usable CUDA device (%s)\n", rank,
+                  rc != cudaSuccess ? cudaGetErrorString(rc) : "none found");
+    std::fflush(stdout);
+    MPI_Finalize();
+    return 77;
+  }
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  cudaSetDevice(local % ndev);
+  if (mpix_gpu_test::load_test_kernels() != cudaSuccess) {
+    std::fprintf(stderr, "rank %d: loading the test kernels failed\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+
+  Catch::Session session;
+  int result = session.applyCommandLine(argc, argv);
+  if (result == 0) result = session.run();
+  int worst = 0;
+  MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst ? 1 : 0;
+}
