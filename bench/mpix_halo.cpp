@@ -1,0 +1,196 @@
+// mpix_halo: time per iteration of the Jacobi example (examples/jacobi), classic MPI vs. mpix,
+// over per-rank block sizes from latency-bound (64^2) to bandwidth-bound (8192^2).
+//
+//   mpirun -np 2 mpix_halo [--device host|cuda] [--sizes 64,128,...] [--dims RxC]
+//                          [--check-every K] [--reps R] [--seconds S] [--json FILE]
+//
+// Each rank owns an n x n block (global grid dims[1]*n wide, dims[0]*n tall; default 1x2, so
+// the two ranks swap one packed column per iteration). One iteration is the example's full
+// loop body: halo exchange (pack, send, receive, unpack), the Jacobi update, and every K
+// iterations the global residual. For each size a short pilot run (which also warms up)
+// picks the iteration count so one repetition takes about S seconds; then R repetitions
+// alternate the variants, and the median time per iteration of each is reported (the slowest
+// rank's time, from after the first iterations to the drained stream).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "jacobi.hpp"
+
+namespace {
+
+struct Options {
+  std::string device = "host";
+  std::vector<int> sizes = {64, 128, 256, 512, 1024, 2048, 4096, 8192};
+  int dims[2] = {1, 2};
+  int check_every = 10;
+  int reps = 5;
+  double seconds = 0.5;
+  std::string json;
+};
+
+struct Row {
+  int n = 0;
+  jacobi::Variant variant = jacobi::Variant::classic;
+  int iters = 0;
+  std::vector<double> us;  // per repetition, microseconds per iteration
+  double median() const {
+    std::vector<double> v = us;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
+  double min() const { return *std::min_element(us.begin(), us.end()); }
+};
+
+bool parse(int argc, char **argv, Options *o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) return false;
+    const char *v = argv[++i];
+    if (a == "--device") o->device = v;
+    else if (a == "--sizes") {
+      o->sizes.clear();
+      std::stringstream ss(v);
+      for (std::string t; std::getline(ss, t, ',');) o->sizes.push_back(std::atoi(t.c_str()));
+    } else if (a == "--dims") {
+      if (std::sscanf(v, "%dx%d", &o->dims[0], &o->dims[1]) != 2) return false;
+    } else if (a == "--check-every") o->check_every = std::atoi(v);
+    else if (a == "--reps") o->reps = std::atoi(v);
+    else if (a == "--seconds") o->seconds = std::atof(v);
+    else if (a == "--json") o->json = v;
+    else return false;
+  }
+  for (int n : o->sizes)
+    if (n < 1) return false;
+  return o->reps >= 1 && o->check_every >= 1 && o->seconds > 0;
+}
+
+jacobi::Params params(const Options &o, int n, jacobi::Variant v, int iters, int warmup) {
+  jacobi::Params p;
+  p.dims[0] = o.dims[0];
+  p.dims[1] = o.dims[1];
+  p.nx = n * o.dims[1];
+  p.ny = n * o.dims[0];
+  p.iters = iters + warmup;
+  p.warmup = warmup;
+  p.check_every = o.check_every;
+  p.variant = v;
+  return p;
+}
+
+double us_per_iter(const jacobi::Result &r) { return 1e6 * r.seconds / r.timed_iters; }
+
+void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
+  FILE *f = std::fopen(o.json.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "mpix_halo: cannot write %s\n", o.json.c_str());
+    return;
+  }
+  char host[MPI_MAX_PROCESSOR_NAME] = {0};
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  std::fprintf(f,
+               "{\n  \"benchmark\": \"mpix_halo\",\n  \"device\": \"%s\",\n  \"host\": \"%s\",\n"
+               "  \"ranks\": %d,\n  \"dims\": [%d, %d],\n  \"check_every\": %d,\n"
+               "  \"reps\": %d,\n  \"unit\": \"us per iteration\",\n  \"results\": [\n",
+               o.device.c_str(), host, ranks, o.dims[0], o.dims[1], o.check_every, o.reps);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row &r = rows[i];
+    std::fprintf(f,
+                 "    {\"n\": %d, \"variant\": \"%s\", \"iters\": %d, \"median_us\": %.3f, "
+                 "\"min_us\": %.3f, \"reps_us\": [",
+                 r.n, jacobi::variant_name(r.variant), r.iters, r.median(), r.min());
+    for (std::size_t k = 0; k < r.us.size(); ++k)
+      std::fprintf(f, "%s%.3f", k ? ", " : "", r.us[k]);
+    std::fprintf(f, "]}%s\n", i + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Options o;
+  if (!parse(argc, argv, &o) || o.dims[0] * o.dims[1] != size ||
+      provided != MPI_THREAD_MULTIPLE) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "usage: mpirun -np R*C mpix_halo [--device host|cuda] [--sizes 64,128,...] "
+                   "[--dims RxC (default 1x2)] [--check-every K] [--reps R] [--seconds S] "
+                   "[--json FILE]  (needs MPI_THREAD_MULTIPLE)\n");
+    MPI_Finalize();
+    return 2;
+  }
+  std::vector<Row> rows;
+  try {
+    std::string why;
+    auto dev = jacobi::make_device(o.device, MPI_COMM_WORLD, &why);
+    int have = dev ? 1 : 0, all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+      if (!dev) std::fprintf(stderr, "mpix_halo: rank %d: %s\n", rank, why.c_str());
+      MPI_Finalize();
+      return 77;
+    }
+    if (rank == 0) {
+      std::printf("# mpix_halo: Jacobi iteration time, %d ranks (%dx%d), device %s, residual "
+                  "every %d iterations, median of %d\n",
+                  size, o.dims[0], o.dims[1], o.device.c_str(), o.check_every, o.reps);
+      std::printf("# %-8s %10s %16s %16s %10s\n", "n/rank", "iters", "classic(us/it)",
+                  "mpix(us/it)", "speedup");
+    }
+    for (int n : o.sizes) {
+      const jacobi::Variant variants[2] = {jacobi::Variant::classic, jacobi::Variant::mpix};
+      // Pilot: both variants, a few iterations; the slower sets the count for both.
+      double pilot_us = 0;
+      for (jacobi::Variant v : variants) {
+        jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, params(o, n, v, 2 * o.check_every, 2),
+                                         *dev);
+        pilot_us = std::max(pilot_us, us_per_iter(r));
+      }
+      int iters = static_cast<int>(o.seconds * 1e6 / pilot_us);
+      iters = std::max(2 * o.check_every, std::min(iters, 20000));
+      iters -= iters % o.check_every;  // whole residual periods
+      const int warmup = std::max(2, std::min(50, iters / 10));
+      Row row[2];
+      for (int k = 0; k < 2; ++k) {
+        row[k].n = n;
+        row[k].variant = variants[k];
+        row[k].iters = iters;
+      }
+      for (int rep = 0; rep < o.reps; ++rep)
+        for (int k = 0; k < 2; ++k) {
+          // Alternate which variant runs first, so slow drifts affect both alike.
+          const int v = rep % 2 ? 1 - k : k;
+          jacobi::Result r =
+              jacobi::solve(MPI_COMM_WORLD, params(o, n, variants[v], iters, warmup), *dev);
+          row[v].us.push_back(us_per_iter(r));
+        }
+      if (rank == 0)
+        std::printf("  %-8d %10d %16.2f %16.2f %9.2fx\n", n, iters, row[0].median(),
+                    row[1].median(), row[0].median() / row[1].median());
+      std::fflush(stdout);
+      rows.push_back(row[0]);
+      rows.push_back(row[1]);
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "mpix_halo: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (rank == 0 && !o.json.empty()) write_json(o, size, rows);
+  MPI_Finalize();
+  return 0;
+}
