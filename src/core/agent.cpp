@@ -9,6 +9,7 @@
 #include "core/comm_ctx.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
+#include "core/profile.hpp"
 #include "core/request.hpp"
 #include "core/stream.hpp"
 #include "core/waiter.hpp"
@@ -65,6 +66,7 @@ class Agent {
   bool run_pollers(bool *busy);
   bool fire_reached();
   void complete(Op *op);
+  void profile_seen(Op *op);
 
   Provider *prov_;
   std::mutex mu_;
@@ -76,6 +78,11 @@ class Agent {
   std::unordered_map<Stream *, Armed> armed_;
   std::size_t armed_count_ = 0;
   std::vector<Op *> done_;
+  // MPIX_PROFILE: per stream, when its last completion word was written / trigger was seen.
+  struct StreamTimes {
+    uint64_t done = 0, seen = 0;
+  };
+  std::unordered_map<const Stream *, StreamTimes> prof_;
   std::thread thread_;  // last: starts after the members above exist
 };
 
@@ -116,7 +123,10 @@ bool Agent::fire_reached() {
       --armed_count_;
       any = true;
       op->state.store(OpState::triggered);
+      const bool prof = profile_enabled();
+      if (prof) profile_seen(op);
       Status st = prov_->fire(*op);
+      if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
         MPIX_LOG(error, "agent", "posting %s to peer %d failed: %s", op_kind_name(op->kind),
                  op->peer, st.what().c_str());
@@ -132,7 +142,17 @@ bool Agent::fire_reached() {
   return any;
 }
 
+void Agent::profile_seen(Op *op) {
+  uint64_t t = profile_now_ns();
+  op->t_seen = t;
+  StreamTimes &st = prof_[op->stream.get()];
+  // A trigger seen after a completion on the same stream may have waited for it.
+  if (st.done > st.seen) profile_record(ProfileStage::turnaround, t - st.done);
+  st.seen = t;
+}
+
 void Agent::complete(Op *op) {
+  const uint64_t t_complete = profile_enabled() ? profile_now_ns() : 0;
   op->state.store(OpState::complete);
   // Only now may the enqueuing side see kOpCompleted; it then copies the status itself.
   unsigned old = op->flags.fetch_or(kOpCompleted);
@@ -144,6 +164,13 @@ void Agent::complete(Op *op) {
   // and a user may free the communicator and then the stream as soon as the stream drained.
   op->ctx.reset();
   store_signal(op->done.word, op->done_value);
+  if (t_complete && op->t_seen) {
+    uint64_t t = profile_now_ns();
+    profile_record(ProfileStage::post, op->t_posted - op->t_seen);
+    profile_record(ProfileStage::network, t_complete - op->t_posted);
+    profile_record(ProfileStage::complete, t - t_complete);
+    prof_[op->stream.get()].done = t;
+  }
   notifier().notify();
   if (op->grequest != MPI_REQUEST_NULL) request_complete(op, (old & kOpWaitEnqueued) != 0);
   op_unref(op);

@@ -73,6 +73,7 @@ struct Op {
   void *prov = nullptr;                         // provider-private state
   MPI_Request prov_req = MPI_REQUEST_NULL;      // provider mpi: the underlying request
   uint64_t seq = 0;                             // creation order, for reports
+  uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (core/profile.hpp)
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
 };
 

@@ -6,6 +6,7 @@
 #include "core/agent.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
+#include "core/profile.hpp"
 #include "core/signal_pool.hpp"
 
 namespace mpix {
@@ -19,6 +20,7 @@ int on_finalize(MPI_Comm, int, void *, void *) {
   if (left)
     MPIX_LOG(warn, "api", "MPI_Finalize: %zu enqueued op(s) never retired (listed above)", left);
   agent_stop();
+  profile_report();
   g_ready.store(false);
   return MPI_SUCCESS;
 }

@@ -1,0 +1,87 @@
+// The GPU benchmark context: device per local rank, stream, buffers, stream communicators.
+#include <cstdio>
+#include <cstdlib>
+
+#include "gpu_bench.hpp"
+
+namespace bench {
+
+void cuda_check(cudaError_t rc, const char *what) {
+  if (rc == cudaSuccess) return;
+  std::fprintf(stderr, "bench: %s failed: %s\n", what, cudaGetErrorString(rc));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+void GpuCtx::reserve(std::size_t bytes, int slots) {
+  std::size_t want = (bytes ? bytes : 1) * static_cast<std::size_t>(slots);
+  if (want <= cap) return;
+  cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  auto release = [&](void *&p, bool dev) {
+    if (!p) return;
+    cuda_check(dev ? cudaFree(p) : cudaFreeHost(p), "free");
+    p = nullptr;
+  };
+  release(sbuf, device_buffers);
+  release(rbuf, device_buffers);
+  release(hsbuf, false);
+  release(hrbuf, false);
+  for (void **p : {&sbuf, &rbuf})
+    cuda_check(device_buffers ? cudaMalloc(p, want) : cudaMallocHost(p, want), "buffer alloc");
+  cuda_check(cudaMallocHost(&hsbuf, want), "staging alloc");
+  cuda_check(cudaMallocHost(&hrbuf, want), "staging alloc");
+  cuda_check(cudaMemset(sbuf, 1, want), "cudaMemset");
+  cuda_check(cudaMemset(rbuf, 0, want), "cudaMemset");
+  cap = want;
+}
+
+MPI_Comm GpuCtx::comm_for(const std::string &trigger) {
+  auto it = comms.find(trigger);
+  if (it != comms.end()) return it->second;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "type", "cudaStream_t");
+  MPI_Info_set(info, "mpix_trigger", trigger.c_str());
+  check(MPIX_Info_set_hex(info, "value", &s, sizeof s), "MPIX_Info_set_hex");
+  MPIX_Stream st;
+  check(MPIX_Stream_create(info, &st), "MPIX_Stream_create");
+  MPI_Info_free(&info);
+  MPI_Comm c;
+  check(MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &c), "MPIX_Stream_comm_create");
+  streams[trigger] = st;
+  comms[trigger] = c;
+  return c;
+}
+
+GpuCtx &gpu_ctx(const Options &o) {
+  static GpuCtx *g = [&] {
+    auto *c = new GpuCtx;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    c->peer = 1 - c->rank;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int local = 0, ndev = 0;
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+    c->device = local % ndev;
+    cuda_check(cudaSetDevice(c->device), "cudaSetDevice");
+    cuda_check(load_bench_kernels(), "loading the benchmark kernels");
+    cuda_check(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "cudaStreamCreate");
+    // OSU placement: first letter rank 0, second letter rank 1.
+    char mine = o.buffers.size() >= 3 ? o.buffers[c->rank == 0 ? 0 : 2] : 'H';
+    c->device_buffers = mine == 'D';
+    auto k = o.extra.find("kernel");
+    c->write_kernel = k != o.extra.end() && k->second == "write";
+    if (c->rank == 0) {
+      cudaDeviceProp p{};
+      cudaGetDeviceProperties(&p, c->device);
+      std::printf("# GPU: %s (rank 0 on device %d of %d); kernel before each send: %s\n", p.name,
+                  c->device, ndev, c->write_kernel ? "writes the message" : "empty");
+      std::fflush(stdout);
+    }
+    return c;
+  }();
+  return *g;
+}
+
+}  // namespace bench

@@ -1,0 +1,164 @@
+// GPU modes of mpix_latency (-d cuda). The pattern of every mode: a ping-pong where, each
+// iteration, each rank launches one small kernel on its stream right before its send (empty,
+// or writing the message with --set kernel=write); one-way latency = half the round trip.
+//   mpi-sync        kernel, cudaStreamSynchronize, staging by hand (D), MPI_Send / MPI_Recv
+//   enqueue         MPIX_*_enqueue on the CUDA stream, trigger mode memop; every iteration is
+//                   enqueued up front and the host waits once at the end
+//   enqueue-hostfn  the same with mpix_trigger=hostfn (host-function triggers, MPICH's design)
+//   enqueue-kernel  the same with mpix_trigger=kernel (1-thread store / spin kernels)
+//   nccl            ncclSend / ncclRecv on the stream (built when NCCL is found; D D only)
+//   isend-cpu       not a latency: the median host time of one MPIX_Isend_enqueue call (us)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <vector>
+
+#include "gpu_bench.hpp"
+#include "gpu_nccl.hpp"
+
+namespace bench {
+namespace {
+
+// Large messages are staged through one bounce buffer per op in flight; bound how far ahead
+// the host enqueues them so the pinned memory stays bounded (a stream sync every batch).
+int batch_for(std::size_t size, int iters) { return size > (64u << 10) ? 16 : iters; }
+
+double enqueue_latency(const Options &o, const char *trigger, std::size_t size, int iters,
+                       int warmup) {
+  GpuCtx &g = gpu_ctx(o);
+  g.reserve(size, 1);
+  MPI_Comm comm = g.comm_for(trigger);
+  const int n = static_cast<int>(size);
+  auto round = [&](int count, int base) {
+    MPI_Request r[2];
+    const int batch = batch_for(size, count);
+    for (int i = 0; i < count; ++i) {
+      if (g.rank == 0) {
+        check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, 1, 1, comm, &r[0]), "MPIX_Irecv_enqueue");
+        cuda_check(launch_compute(g.write_kernel, g.sbuf, size, base + i, g.s), "kernel");
+        check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, 1, 1, comm, &r[1]), "MPIX_Isend_enqueue");
+        check(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+      } else {
+        check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, 0, 1, comm, &r[0]), "MPIX_Irecv_enqueue");
+        check(MPIX_Wait_enqueue(&r[0], MPI_STATUS_IGNORE), "MPIX_Wait_enqueue");
+        cuda_check(launch_compute(g.write_kernel, g.sbuf, size, base + i, g.s), "kernel");
+        check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, 0, 1, comm, &r[1]), "MPIX_Isend_enqueue");
+        check(MPIX_Wait_enqueue(&r[1], MPI_STATUS_IGNORE), "MPIX_Wait_enqueue");
+      }
+      if ((i + 1) % batch == 0) cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+    }
+    cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+  };
+  round(warmup, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  round(iters, warmup);
+  return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+double mpi_sync_latency(const Options &o, std::size_t size, int iters, int warmup) {
+  GpuCtx &g = gpu_ctx(o);
+  g.reserve(size, 1);
+  const int n = static_cast<int>(size);
+  const bool d = g.device_buffers;
+  void *sb = d ? g.hsbuf : g.sbuf, *rb = d ? g.hrbuf : g.rbuf;
+  double t0 = 0;
+  for (int i = 0; i < iters + warmup; ++i) {
+    if (i == warmup) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      t0 = MPI_Wtime();
+    }
+    if (g.rank == 0) {
+      cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
+      if (d) cuda_check(cudaMemcpyAsync(g.hsbuf, g.sbuf, size, cudaMemcpyDeviceToHost, g.s), "D2H");
+      cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+      MPI_Send(sb, n, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+      MPI_Recv(rb, n, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (d) cuda_check(cudaMemcpyAsync(g.rbuf, g.hrbuf, size, cudaMemcpyHostToDevice, g.s), "H2D");
+    } else {
+      MPI_Recv(rb, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (d) cuda_check(cudaMemcpyAsync(g.rbuf, g.hrbuf, size, cudaMemcpyHostToDevice, g.s), "H2D");
+      cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
+      if (d) cuda_check(cudaMemcpyAsync(g.hsbuf, g.sbuf, size, cudaMemcpyDeviceToHost, g.s), "D2H");
+      cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+      MPI_Send(sb, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+    }
+  }
+  cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+  return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+// Host cost of one MPIX_Isend_enqueue call: rank 0 enqueues sends in windows of 64, timing each
+// call; rank 1 receives them. Returns the median (us) and prints the mean thread CPU time.
+double isend_cpu(const Options &o, std::size_t size, int iters, int warmup) {
+  GpuCtx &g = gpu_ctx(o);
+  g.reserve(size, 1);
+  MPI_Comm comm = g.comm_for("memop");
+  const int n = static_cast<int>(size), w = 64;
+  std::vector<MPI_Request> reqs(w);
+  std::vector<double> per_call;
+  double cpu_total = 0;
+  const int total = iters + warmup;
+  for (int done = 0; done < total; done += w) {
+    const int m = std::min(w, total - done);
+    if (g.rank == 0) {
+      timespec c0, c1;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+      for (int k = 0; k < m; ++k) {
+        auto a = std::chrono::steady_clock::now();
+        check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, 1, 2, comm, &reqs[k]), "MPIX_Isend_enqueue");
+        auto b = std::chrono::steady_clock::now();
+        if (done + k >= warmup) per_call.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+      }
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+      if (done >= warmup) cpu_total += (c1.tv_sec - c0.tv_sec) * 1e6 + (c1.tv_nsec - c0.tv_nsec) / 1e3;
+    } else {
+      for (int k = 0; k < m; ++k)
+        check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, 0, 2, comm, &reqs[k]), "MPIX_Irecv_enqueue");
+    }
+    check(MPIX_Waitall_enqueue(m, reqs.data(), MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+    cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g.rank != 0) return 0;
+  std::sort(per_call.begin(), per_call.end());
+  double med = per_call[per_call.size() / 2];
+  std::printf("# isend-cpu %zu B: median %.3f us, p90 %.3f us, mean thread CPU %.3f us per call "
+              "(%zu calls)\n",
+              size, med, per_call[per_call.size() * 9 / 10],
+              cpu_total / static_cast<double>(per_call.size()), per_call.size());
+  return med;
+}
+
+LatencyFn gpu_only(const char *name, LatencyFn f) {
+  return [name, f](const Options &o, std::size_t s, int i, int w) {
+    if (o.device != "cuda") {
+      std::fprintf(stderr, "mode %s needs -d cuda\n", name);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return f(o, s, i, w);
+  };
+}
+
+}  // namespace
+
+void register_gpu_latency_modes(std::map<std::string, LatencyFn> &modes) {
+  LatencyFn host_enqueue = modes["enqueue"];
+  modes["enqueue"] = [host_enqueue](const Options &o, std::size_t s, int i, int w) {
+    return o.device == "cuda" ? enqueue_latency(o, "memop", s, i, w) : host_enqueue(o, s, i, w);
+  };
+  modes["mpi-sync"] = gpu_only("mpi-sync", mpi_sync_latency);
+  modes["enqueue-hostfn"] = gpu_only("enqueue-hostfn", [](const Options &o, std::size_t s, int i,
+                                                         int w) {
+    return enqueue_latency(o, "hostfn", s, i, w);
+  });
+  modes["enqueue-kernel"] = gpu_only("enqueue-kernel", [](const Options &o, std::size_t s, int i,
+                                                         int w) {
+    return enqueue_latency(o, "kernel", s, i, w);
+  });
+  modes["isend-cpu"] = gpu_only("isend-cpu", isend_cpu);
+  register_nccl_latency(modes);
+}
+
+}  // namespace bench

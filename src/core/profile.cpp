@@ -1,0 +1,59 @@
+#include "core/profile.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "core/settings.hpp"
+
+namespace mpix {
+namespace {
+
+constexpr std::size_t kMaxSamples = 1 << 20;
+
+std::vector<uint32_t> &samples(ProfileStage s) {
+  static auto *v = new std::vector<uint32_t>[static_cast<int>(ProfileStage::count_)];
+  return v[static_cast<int>(s)];
+}
+
+}  // namespace
+
+bool profile_enabled() {
+  static const bool on = setting_long(Setting::profile) != 0;
+  return on;
+}
+
+uint64_t profile_now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void profile_record(ProfileStage s, uint64_t ns) {
+  auto &v = samples(s);
+  if (v.size() < kMaxSamples) v.push_back(static_cast<uint32_t>(std::min<uint64_t>(ns, UINT32_MAX)));
+}
+
+void profile_report() {
+  if (!profile_enabled()) return;
+  static const char *const kNames[] = {
+      "agent post (trigger seen -> provider posted)",
+      "network (posted -> provider reports complete)",
+      "completion (complete -> completion word written)",
+      "stream turnaround (completion written -> next trigger seen)"};
+  int rank = -1;
+  if (const char *r = std::getenv("OMPI_COMM_WORLD_RANK")) rank = std::atoi(r);
+  else if (const char *p = std::getenv("PMI_RANK")) rank = std::atoi(p);
+  for (int i = 0; i < static_cast<int>(ProfileStage::count_); ++i) {
+    auto &v = samples(static_cast<ProfileStage>(i));
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr, "mpix[%d] profile: %-62s n=%-8zu median %8.2f us  p90 %8.2f us\n", rank,
+                 kNames[i], v.size(), v[v.size() / 2] / 1e3, v[v.size() * 9 / 10] / 1e3);
+    v.clear();
+  }
+}
+
+}  // namespace mpix
