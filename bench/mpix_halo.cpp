@@ -154,16 +154,15 @@ int main(int argc, char **argv) {
     }
     for (int n : o.sizes) {
       const jacobi::Variant variants[2] = {jacobi::Variant::classic, jacobi::Variant::mpix};
-      // Pilot: both variants, a few iterations; the slower sets the count for both.
+      // Pilot: both variants, 20 iterations; the slower sets the count for both.
       double pilot_us = 0;
       for (jacobi::Variant v : variants) {
-        jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, params(o, n, v, 2 * o.check_every, 2),
-                                         *dev);
+        jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, params(o, n, v, 20, 2), *dev);
         pilot_us = std::max(pilot_us, us_per_iter(r));
       }
       int iters = static_cast<int>(o.seconds * 1e6 / pilot_us);
-      iters = std::max(2 * o.check_every, std::min(iters, 20000));
-      iters -= iters % o.check_every;  // whole residual periods
+      iters = std::max(10, std::min(iters, 20000));
+      if (iters >= o.check_every) iters -= iters % o.check_every;  // whole residual periods
       const int warmup = std::max(2, std::min(50, iters / 10));
       Row row[2];
       for (int k = 0; k < 2; ++k) {
