@@ -2,6 +2,7 @@
 // MPIX_TRIGGER), each pattern with device, managed, pinned host and pageable host buffers:
 // a ring, blocking calls, messages past the eager limit, 10,000 ops checked one by one,
 // wildcard receives, host completion of staged receives, allreduce, streams on every device.
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -224,20 +225,21 @@ TEST_CASE("streams on every device of the process carry traffic", "[gpu][devices
     CUDA_REQUIRE(cudaSetDevice(dev));
     cudaStream_t cs;
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-    GpuBuf out(Place::device, 4096), in(Place::device, 4096);
+    auto out = std::make_unique<GpuBuf>(Place::device, 4096);
+    auto in = std::make_unique<GpuBuf>(Place::device, 4096);
+    CUDA_REQUIRE(fill_pattern(out->get(), 4096, 7 * rank + d, cs));
     // Enqueue with another device current: mpix must switch to the stream's device itself.
     CUDA_REQUIRE(cudaSetDevice(home));
     MPIX_Stream ms;
     REQUIRE(CudaStreamComm::make_stream(cs, nullptr, &ms) == MPI_SUCCESS);
     MPI_Comm comm;
     REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, ms, &comm) == MPI_SUCCESS);
-    CUDA_REQUIRE(fill_pattern(out.get(), 4096, 7 * rank + d, cs));
     MPI_Request r[2];
-    REQUIRE(MPIX_Irecv_enqueue(in.get(), 4096, MPI_BYTE, peer, d, comm, &r[0]) == MPI_SUCCESS);
-    REQUIRE(MPIX_Isend_enqueue(out.get(), 4096, MPI_BYTE, peer, d, comm, &r[1]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(in->get(), 4096, MPI_BYTE, peer, d, comm, &r[0]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(out->get(), 4096, MPI_BYTE, peer, d, comm, &r[1]) == MPI_SUCCESS);
     REQUIRE(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
     REQUIRE(MPIX_Stream_synchronize(ms) == MPI_SUCCESS);
-    auto got = in.read<unsigned char>(4096);
+    auto got = in->read<unsigned char>(4096);
     int bad = 0;
     for (std::size_t i = 0; i < 4096; ++i) bad += got[i] != pattern_byte(7 * peer + d, i);
     CHECK(bad == 0);
@@ -246,7 +248,11 @@ TEST_CASE("streams on every device of the process carry traffic", "[gpu][devices
     CHECK(cur == home);
     REQUIRE(MPI_Comm_free(&comm) == MPI_SUCCESS);
     REQUIRE(MPIX_Stream_free(&ms) == MPI_SUCCESS);
+    CUDA_REQUIRE(cudaSetDevice(dev));
+    out.reset();
+    in.reset();
     CUDA_REQUIRE(cudaStreamDestroy(cs));
+    CUDA_REQUIRE(cudaSetDevice(home));
   }
 }
 
