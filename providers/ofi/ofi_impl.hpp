@@ -1,0 +1,74 @@
+// The OfiProvider class (ofi_provider.hpp has the factory). Threads: arm() and validate() run
+// on enqueuing threads; fire(), progress(), busy() and shutdown() on the agent thread only, so
+// the agent-side lists below need no lock.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "providers/mpi/mpi_provider.hpp"
+#include "providers/ofi/fabric.hpp"
+#include "providers/ofi/ofi_op.hpp"
+#include "providers/ofi/trigger_counter.hpp"
+#include "providers/provider.hpp"
+
+namespace mpix {
+
+struct OfiOptions {
+  bool native = false;     // post triggered ops at arm() (FI_TRIGGER)
+  bool serialize = false;  // sends to one peer one at a time (no FI_ORDER_SAS, or forced)
+  long timeout_s = 0;      // MPIX_TIMEOUT
+  std::string why_mode;    // how native / serialize were decided
+};
+
+class OfiProvider final : public Provider {
+ public:
+  OfiProvider(std::unique_ptr<Fabric> fabric, const OfiOptions &opt);
+  ~OfiProvider() override;
+
+  const char *name() const override { return "ofi"; }
+  ProviderCaps caps() const override;
+  Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override;
+  Status comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) override;
+  Status validate(const Op &op) override;
+  Status arm(Op &op) override;
+  Status fire(Op &op) override;
+  bool progress(std::vector<Op *> &done) override;
+  bool busy() const override;
+  void shutdown() override;
+  std::string describe() const override;
+
+ private:
+  Status prepare(Op &op, std::unique_ptr<OfiOp> *out);
+  ssize_t post(OfiOp &o, uint64_t flags);
+  void post_emulated(OfiOp *o);
+  void release_peer(fi_addr_t addr);
+  bool retry_backlog();
+  void start_inflight(OfiOp *o);
+  void fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done);
+  void finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag, std::vector<Op *> &done);
+  bool read_cq(std::vector<Op *> &done);
+  void poke_counters();
+  void check_timeouts(std::vector<Op *> &done);
+
+  std::unique_ptr<Fabric> fabric_;
+  OfiOptions opt_;
+  StreamCounters counters_;
+  MpiProvider mpi_;  // allreduce and other collectives
+
+  // Agent thread only.
+  std::list<OfiOp *> inflight_;          // posted (or fired), not complete; oldest first
+  std::size_t native_inflight_ = 0;
+  std::deque<OfiOp *> backlog_;          // emulated posts refused with -FI_EAGAIN, in order
+  std::map<fi_addr_t, std::deque<OfiOp *>> held_sends_;  // serialize: sends waiting per peer
+  std::map<fi_addr_t, int> sends_out_;   // serialize: sends in flight per peer
+  std::vector<Op *> local_done_;         // completed without the network (MPI_PROC_NULL, errors)
+  std::list<std::unique_ptr<OfiOp>> zombies_;  // timed out; libfabric may still hold the context
+  std::chrono::steady_clock::time_point last_poke_{}, last_timeout_check_{};
+};
+
+}  // namespace mpix

@@ -1,0 +1,214 @@
+// OfiProvider: completions, the -FI_EAGAIN retry paths, and MPIX_TIMEOUT.
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+
+#include "core/log.hpp"
+#include "providers/ofi/ofi_check.hpp"
+#include "providers/ofi/ofi_impl.hpp"
+#include "providers/ofi/tag_layout.hpp"
+
+namespace mpix {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void set_send_status(MPI_Status &st) {
+  st.MPI_SOURCE = MPI_ANY_SOURCE;
+  st.MPI_TAG = MPI_ANY_TAG;
+  MPI_Status_set_elements_x(&st, MPI_BYTE, 0);
+}
+
+}  // namespace
+
+// An op that never reached the network (or no longer can): report it with @p mpi_class.
+void OfiProvider::fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done) {
+  std::unique_ptr<OfiOp> holder(o);
+  Op &op = *o->op;
+  op.status.MPI_SOURCE = op.peer;
+  op.status.MPI_TAG = op.tag;
+  op.status.MPI_ERROR = mpi_class;
+  MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+  op.prov = nullptr;
+  if (opt_.serialize && o->is_send) release_peer(o->addr);
+  (done ? *done : local_done_).push_back(&op);
+}
+
+void OfiProvider::release_peer(fi_addr_t addr) {
+  sends_out_[addr] = 0;
+  auto it = held_sends_.find(addr);
+  if (it == held_sends_.end() || it->second.empty()) return;
+  OfiOp *next = it->second.front();
+  it->second.pop_front();
+  post_emulated(next);
+}
+
+void OfiProvider::finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag,
+                         std::vector<Op *> &done) {
+  if (o->timed_out) {
+    // Already reported; libfabric has now let go of the context.
+    zombies_.remove_if([o](const std::unique_ptr<OfiOp> &z) { return z.get() == o; });
+    return;
+  }
+  std::unique_ptr<OfiOp> holder(o);
+  inflight_.erase(o->inflight_pos);
+  if (o->native) --native_inflight_;
+  Op &op = *o->op;
+  if (o->fail_class != MPI_SUCCESS) mpi_class = o->fail_class;
+  if (o->is_send) {
+    set_send_status(op.status);
+    if (opt_.serialize) release_peer(o->addr);
+  } else {
+    bool have_tag = mpi_class == MPI_SUCCESS || mpi_class == MPI_ERR_TRUNCATE;
+    op.status.MPI_SOURCE = have_tag ? ofi_tag::source_of(tag) : op.peer;
+    op.status.MPI_TAG = have_tag ? ofi_tag::tag_of(tag) : op.tag;
+    if (o->packed && have_tag) {
+      Status st = unpack_recv(*o, len);
+      if (!st.is_ok()) {
+        MPIX_LOG(error, "ofi", "receive from rank %d: %s", op.peer, st.what().c_str());
+        if (mpi_class == MPI_SUCCESS) mpi_class = st.code();
+      }
+    }
+    MPI_Status_set_elements_x(&op.status, MPI_BYTE, have_tag ? static_cast<MPI_Count>(len) : 0);
+  }
+  op.status.MPI_ERROR = mpi_class;
+  op.prov = nullptr;
+  done.push_back(&op);
+}
+
+bool OfiProvider::read_cq(std::vector<Op *> &done) {
+  bool any = false;
+  fi_cq_tagged_entry e[32];
+  for (int batch = 0; batch < 8; ++batch) {
+    ssize_t n = fi_cq_read(fabric_->cq(), e, 32);
+    if (n > 0) {
+      any = true;
+      for (ssize_t i = 0; i < n; ++i)
+        finish(static_cast<OfiCtx *>(e[i].op_context)->self, MPI_SUCCESS, e[i].len, e[i].tag, done);
+      if (n < 32) break;
+      continue;
+    }
+    if (n != -FI_EAVAIL) {
+      if (n != -FI_EAGAIN) MPIX_LOG(error, "ofi", "fi_cq_read: %s", fi_strerror(static_cast<int>(-n)));
+      break;
+    }
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(fabric_->cq(), &err, 0) != 1) break;
+    any = true;
+    auto *o = static_cast<OfiCtx *>(err.op_context)->self;
+    if (!o->timed_out)
+      MPIX_LOG(error, "ofi", "%s rank %d (tag %d) failed: %s", o->is_send ? "send to" : "receive from",
+               o->op->peer, o->op->tag,
+               fi_cq_strerror(fabric_->cq(), err.prov_errno, err.err_data, nullptr, 0));
+    finish(o, ofi_error_class(err.err), err.len, err.tag, done);
+  }
+  return any;
+}
+
+// sockets leaves a triggered op whose post met -FI_EAGAIN in the counter's list until the
+// counter changes again; adding 0 makes it look at the list once more without moving it.
+void OfiProvider::poke_counters() {
+  auto now = Clock::now();
+  if (now - last_poke_ < std::chrono::microseconds(200)) return;
+  last_poke_ = now;
+  std::vector<fid_cntr *> seen;
+  for (OfiOp *o : inflight_) {
+    if (!o->native) continue;
+    fid_cntr *c = o->cntr->fid.get();
+    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+    seen.push_back(c);
+    fi_cntr_add(c, 0);
+    if (seen.size() >= 16) break;
+  }
+}
+
+void OfiProvider::check_timeouts(std::vector<Op *> &done) {
+  auto now = Clock::now();
+  if (now - last_timeout_check_ < std::chrono::milliseconds(50)) return;
+  last_timeout_check_ = now;
+  const auto limit = std::chrono::seconds(opt_.timeout_s);
+  auto expired = [&](const OfiOp *o) { return now - o->posted_at >= limit; };
+  auto describe = [&](const OfiOp *o, const char *where) {
+    MPIX_LOG(error, "ofi", "%s rank %d (tag %d) %s for MPIX_TIMEOUT=%ld s; failing it (has the "
+             "peer failed?)", o->is_send ? "send to" : "receive from", o->op->peer, o->op->tag,
+             where, opt_.timeout_s);
+  };
+  // In flight: oldest first, so the scan stops at the first one still in time.
+  while (!inflight_.empty() && expired(inflight_.front())) {
+    OfiOp *o = inflight_.front();
+    describe(o, "got no completion");
+    inflight_.pop_front();
+    if (o->native) --native_inflight_;
+    // The context stays ours until libfabric gives it back (the cancellation's completion).
+    fi_cancel(&fabric_->ep()->fid, &o->ctx);
+    o->timed_out = true;
+    Op &op = *o->op;
+    op.status.MPI_SOURCE = op.peer;
+    op.status.MPI_TAG = op.tag;
+    op.status.MPI_ERROR = MPI_ERR_OTHER;
+    MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+    op.prov = nullptr;
+    o->op = nullptr;
+    done.push_back(&op);
+    bool serialized_send = opt_.serialize && o->is_send;
+    fi_addr_t addr = o->addr;
+    zombies_.emplace_back(o);
+    if (serialized_send) release_peer(addr);
+  }
+  // Not yet posted (refused with -FI_EAGAIN, or waiting behind a send to the same peer).
+  for (auto it = backlog_.begin(); it != backlog_.end();) {
+    if (!expired(*it)) { ++it; continue; }
+    OfiOp *o = *it;
+    it = backlog_.erase(it);
+    describe(o, "could not be posted");
+    fail_now(o, MPI_ERR_OTHER, &done);
+  }
+  for (auto &q : held_sends_) {
+    while (!q.second.empty() && expired(q.second.front())) {
+      OfiOp *o = q.second.front();
+      q.second.pop_front();
+      describe(o, "waited behind an undelivered send");
+      fail_now(o, MPI_ERR_OTHER, &done);
+    }
+  }
+}
+
+bool OfiProvider::progress(std::vector<Op *> &done) {
+  bool any = mpi_.progress(done);
+  bool got = read_cq(done);  // also drives progress of manual-progress providers
+  any |= got;
+  if (!backlog_.empty()) any |= retry_backlog();
+  if (native_inflight_) poke_counters();
+  if (opt_.timeout_s > 0 && (!inflight_.empty() || !backlog_.empty() || !held_sends_.empty()))
+    check_timeouts(done);
+  if (!local_done_.empty()) {
+    done.insert(done.end(), local_done_.begin(), local_done_.end());
+    local_done_.clear();
+    any = true;
+  }
+  return any;
+}
+
+bool OfiProvider::busy() const {
+  if (mpi_.busy() || !inflight_.empty() || !backlog_.empty() || !local_done_.empty()) return true;
+  for (const auto &q : held_sends_)
+    if (!q.second.empty()) return true;
+  return false;
+}
+
+void OfiProvider::shutdown() {
+  if (!fabric_) return;
+  if (!inflight_.empty() || !backlog_.empty()) {
+    // Ops still hold libfabric contexts and counters: leave everything open (process exit
+    // reclaims it) rather than close objects libfabric still uses.
+    MPIX_LOG(warn, "ofi", "shutdown with %zu op(s) in flight; libfabric objects left open",
+             inflight_.size() + backlog_.size());
+    return;
+  }
+  for (auto &z : zombies_) z->cntr.reset();
+  counters_.clear();
+  fabric_.reset();  // closes the endpoint first; zombie contexts are free after that
+  zombies_.clear();
+}
+
+}  // namespace mpix

@@ -1,0 +1,226 @@
+// OfiProvider: arming and firing ops (ofi_progress.cpp completes them, ofi_select.cpp makes
+// the provider).
+#include <rdma/fi_tagged.h>
+
+#include <climits>
+#include <thread>
+
+#include "core/log.hpp"
+#include "core/comm_ctx.hpp"
+#include "core/stream.hpp"
+#include "providers/ofi/ofi_check.hpp"
+#include "providers/ofi/ofi_comm.hpp"
+#include "providers/ofi/ofi_impl.hpp"
+#include "providers/ofi/tag_layout.hpp"
+
+namespace mpix {
+
+OfiProvider::OfiProvider(std::unique_ptr<Fabric> fabric, const OfiOptions &opt)
+    : fabric_(std::move(fabric)), opt_(opt), counters_(*fabric_) {}
+
+OfiProvider::~OfiProvider() { shutdown(); }
+
+ProviderCaps OfiProvider::caps() const {
+  ProviderCaps c;
+  c.native_triggers = opt_.native;
+  return c;
+}
+
+Status OfiProvider::comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) {
+  return ofi_comm_open(*fabric_, comm, out);
+}
+
+Status OfiProvider::comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) {
+  const auto *oc = dynamic_cast<const OfiComm *>(old);
+  if (!oc) return make_status(MPI_ERR_COMM, "provider ofi: the communicator has no ofi state");
+  return oc->dup(out);
+}
+
+Status OfiProvider::validate(const Op &op) {
+  if (op.kind == OpKind::allreduce) return {};
+  if (!op.ctx || !dynamic_cast<const OfiComm *>(op.ctx->prov.get()))
+    return make_status(MPI_ERR_COMM, "provider ofi: the stream communicator has no ofi state");
+  bool any_tag = op.kind == OpKind::recv && op.tag == MPI_ANY_TAG;
+  if (!any_tag && (op.tag < 0 || op.tag > ofi_tag::kMaxTag))
+    return make_status(MPI_ERR_TAG, "tag %d is beyond what provider ofi carries (0..%d: %u tag "
+                       "bits of its libfabric tag layout)", op.tag, ofi_tag::kMaxTag,
+                       ofi_tag::kTagBits);
+  return {};
+}
+
+// Everything about the op that does not depend on the data: where it goes, its tag, its buffer.
+Status OfiProvider::prepare(Op &op, std::unique_ptr<OfiOp> *out) {
+  const auto &comm = static_cast<const OfiComm &>(*op.ctx->prov);
+  auto o = std::make_unique<OfiOp>();
+  o->op = &op;
+  o->is_send = op.kind == OpKind::send;
+  bool contiguous = true;
+  void *start = nullptr;
+  std::size_t bytes = 0;
+  MPIX_TRY(buffer_layout(o->is_send ? op.sbuf : op.rbuf, op.count, op.dt, &contiguous, &start,
+                         &bytes));
+  o->len = bytes;
+  if (contiguous) {
+    o->buf = start;
+  } else {
+    if (bytes > static_cast<std::size_t>(INT_MAX))
+      return make_status(MPI_ERR_COUNT, "provider ofi packs non-contiguous datatypes through "
+                         "MPI_Pack, which is limited to %d bytes (message: %zu)", INT_MAX, bytes);
+    int pack_size = 0;
+    MPIX_MPI_CHECK(MPI_Pack_size(op.count, op.dt, op.comm, &pack_size));
+    o->packed = true;
+    o->bounce.resize(std::max<std::size_t>(bytes, static_cast<std::size_t>(pack_size)));
+    o->buf = o->bounce.data();
+  }
+  if (o->is_send) {
+    o->addr = comm.addr(op.peer);
+    o->tag = ofi_tag::encode(comm.ctx(), comm.rank(), op.tag);
+  } else {
+    // Receives match on the tag alone (the source rank is in it), so no FI_DIRECTED_RECV.
+    o->addr = FI_ADDR_UNSPEC;
+    bool any_src = op.peer == MPI_ANY_SOURCE, any_tag = op.tag == MPI_ANY_TAG;
+    o->tag = ofi_tag::encode(comm.ctx(), any_src ? 0 : op.peer, any_tag ? 0 : op.tag);
+    o->ignore = (any_src ? ofi_tag::kSrcMask : 0) | (any_tag ? ofi_tag::kTagMask : 0);
+  }
+  *out = std::move(o);
+  return {};
+}
+
+ssize_t OfiProvider::post(OfiOp &o, uint64_t flags) {
+  iovec iov{o.buf, o.len};
+  fi_msg_tagged m{};
+  m.msg_iov = &iov;
+  m.desc = nullptr;
+  m.iov_count = 1;
+  m.addr = o.addr;
+  m.tag = o.tag;
+  m.ignore = o.ignore;
+  m.context = &o.ctx;
+  return o.is_send ? fi_tsendmsg(fabric_->ep(), &m, flags) : fi_trecvmsg(fabric_->ep(), &m, flags);
+}
+
+Status OfiProvider::arm(Op &op) {
+  if (op.kind == OpKind::allreduce || op.peer == MPI_PROC_NULL) return {};
+  std::unique_ptr<OfiOp> o;
+  MPIX_TRY(prepare(op, &o));
+  if (opt_.native) {
+    // Called with the stream's enqueue mutex held: thresholds follow stream order, and so does
+    // the order in which the ops enter the counter's trigger list.
+    uint64_t threshold = 0;
+    MPIX_TRY(counters_.next(op.stream, &o->cntr, &threshold));
+    o->native = true;
+    o->ctx.fi.event_type = FI_TRIGGER_THRESHOLD;
+    o->ctx.fi.trigger.threshold.cntr = o->cntr->fid.get();
+    o->ctx.fi.trigger.threshold.threshold = threshold;
+    ssize_t rc = post(*o, FI_TRIGGER);
+    // Queuing a triggered op only allocates, but be patient if a provider says "not now".
+    for (int i = 0; rc == -FI_EAGAIN && i < 100000; ++i) {
+      std::this_thread::yield();
+      rc = post(*o, FI_TRIGGER);
+    }
+    if (rc < 0) return ofi_status(rc, o->is_send ? "fi_tsendmsg(FI_TRIGGER)" : "fi_trecvmsg(FI_TRIGGER)",
+                                  __FILE__, __LINE__);
+  }
+  op.prov = o.release();  // owned by the op until it completes (finish() deletes it)
+  return {};
+}
+
+void OfiProvider::start_inflight(OfiOp *o) {
+  o->inflight_pos = inflight_.insert(inflight_.end(), o);
+  if (o->native) ++native_inflight_;
+}
+
+Status OfiProvider::fire(Op &op) {
+  if (op.kind == OpKind::allreduce) return mpi_.fire(op);
+  op.state.store(OpState::posted);
+  if (op.peer == MPI_PROC_NULL) {
+    op.status.MPI_SOURCE = MPI_PROC_NULL;
+    op.status.MPI_TAG = MPI_ANY_TAG;
+    op.status.MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+    local_done_.push_back(&op);
+    return {};
+  }
+  auto *o = static_cast<OfiOp *>(op.prov);
+  o->posted_at = std::chrono::steady_clock::now();  // MPIX_TIMEOUT counts from here
+  if (o->packed && o->is_send) {
+    // Now, not at arm(): the stream has just reached the op, so the data is final.
+    Status st = pack_send(*o);
+    if (!st.is_ok()) {
+      MPIX_LOG(error, "ofi", "send to rank %d: %s", op.peer, st.what().c_str());
+      o->fail_class = st.code();
+    }
+  }
+  if (o->native) {
+    start_inflight(o);
+    // The whole firing step: libfabric posts the op inside fi_cntr_add. A failed pack still
+    // fires, so that the counter keeps counting this stream's ops (the failure is reported
+    // when the op completes).
+    MPIX_OFI_CHECK(fi_cntr_add(o->cntr->fid.get(), 1));
+    return {};
+  }
+  if (o->fail_class != MPI_SUCCESS) {
+    fail_now(o, o->fail_class, nullptr);
+    return {};
+  }
+  post_emulated(o);
+  return {};
+}
+
+void OfiProvider::post_emulated(OfiOp *o) {
+  if (opt_.serialize && o->is_send) {
+    // One send per peer between here and its delivery; later ones wait their turn, in order.
+    int &active = sends_out_[o->addr];
+    if (active) {
+      held_sends_[o->addr].push_back(o);
+      return;
+    }
+    active = 1;
+  }
+  if (!backlog_.empty()) {  // keep order behind earlier refused posts
+    backlog_.push_back(o);
+    return;
+  }
+  uint64_t flags = (opt_.serialize && o->is_send) ? FI_DELIVERY_COMPLETE : 0;
+  ssize_t rc = post(*o, flags);
+  if (rc == -FI_EAGAIN) {
+    backlog_.push_back(o);
+    return;
+  }
+  if (rc < 0) {
+    MPIX_LOG(error, "ofi", "%s rank %d: %s", o->is_send ? "send to" : "receive from", o->op->peer,
+             fi_strerror(static_cast<int>(-rc)));
+    fail_now(o, ofi_error_class(static_cast<int>(rc)), nullptr);
+    return;
+  }
+  start_inflight(o);
+}
+
+bool OfiProvider::retry_backlog() {
+  bool any = false;
+  while (!backlog_.empty()) {
+    OfiOp *o = backlog_.front();
+    uint64_t flags = (opt_.serialize && o->is_send) ? FI_DELIVERY_COMPLETE : 0;
+    ssize_t rc = post(*o, flags);
+    if (rc == -FI_EAGAIN) break;
+    backlog_.pop_front();
+    any = true;
+    if (rc < 0) {
+      fail_now(o, ofi_error_class(static_cast<int>(rc)), nullptr);
+      continue;
+    }
+    start_inflight(o);
+  }
+  return any;
+}
+
+std::string OfiProvider::describe() const {
+  std::string s = "ofi: libfabric " + std::to_string(FI_MAJOR(fi_version())) + "." +
+                  std::to_string(FI_MINOR(fi_version())) + ", " + fabric_->describe() + "; ";
+  s += opt_.native ? "native triggers (triggered ops on a libfabric counter per stream)"
+                   : "emulated triggers (mpix deferred-work queue)";
+  s += "; " + opt_.why_mode;
+  return s;
+}
+
+}  // namespace mpix

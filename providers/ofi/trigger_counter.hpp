@@ -1,0 +1,65 @@
+// Per-stream libfabric counters for native triggered operations.
+//
+// Each stream has its own counter, so streams never wait on each other. The agent fires a
+// stream's native ops in stream order and adds 1 per op, so the counter counts fired native ops:
+// the k-th native op armed on a counter gets threshold start + k. (The stream's 64-bit trigger
+// sequence, op.threshold, stays the agent's business: ops that are not native, e.g. an
+// allreduce handed to MPI, do not move the counter.)
+//
+// libfabric thresholds are size_t, but sockets (1.17) keeps counter values in a 32-bit atomic
+// and compares `value < (int)threshold`: thresholds above INT32_MAX would fire at once, and a
+// counter pushed past it would never fire anything again. So a counter carries thresholds up
+// to kMaxThreshold only; the next op gets a fresh counter (the old one is closed when its last
+// op completes). MPIX_OFI_CNTR_START starts every counter near that limit, so tests cross it
+// every few ops.
+#pragma once
+
+#include <rdma/fi_domain.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/status.hpp"
+#include "providers/ofi/fabric.hpp"
+
+namespace mpix {
+
+class Stream;
+
+struct TriggerCounter {
+  static constexpr uint64_t kMaxThreshold = 0x7fffffff;
+  FidPtr<fid_cntr> fid;
+  uint64_t next = 0;  // threshold of the next op armed here (under the stream's enqueue mutex)
+  uint64_t generation = 0;  // how many counters this stream used before this one
+};
+
+class StreamCounters {
+ public:
+  explicit StreamCounters(Fabric &fabric);
+  // The counter and threshold for the next native op of @p stream (call with the stream's
+  // enqueue mutex held, so thresholds follow stream order).
+  Status next(const std::shared_ptr<Stream> &stream, std::shared_ptr<TriggerCounter> *cntr,
+              uint64_t *threshold);
+  // Counters opened so far (rotations included), for describe() and tests.
+  uint64_t opened() const;
+  void clear();
+
+ private:
+  struct Entry {
+    std::weak_ptr<Stream> stream;
+    std::shared_ptr<TriggerCounter> current;
+  };
+  void sweep();  // drops entries of freed streams (their counters close with their last op)
+
+  Fabric &fabric_;
+  uint64_t start_;
+  mutable std::mutex mu_;
+  std::unordered_map<const Stream *, Entry> streams_;
+  uint64_t opened_ = 0;
+  uint64_t arms_since_sweep_ = 0;
+};
+
+}  // namespace mpix
