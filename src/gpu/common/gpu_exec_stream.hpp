@@ -104,7 +104,7 @@ class GpuExecStream final : public ExecStream {
       }
       return {};
     }
-    GpuMemOp dev_ops[8];
+    GpuMemOp dev_ops[8] = {};
     std::unique_ptr<GpuMemOp[]> big;
     GpuMemOp *d = dev_ops;
     if (n > 8) {
