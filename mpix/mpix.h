@@ -331,8 +331,7 @@ int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest);
 /**
  * Frees a device request (call after the kernels that use it have finished) and sets
  * @p *prequest to MPIX_PREQUEST_NULL.
- * @return MPI_SUCCESS, MPI_ERR_ARG (null or unknown handle), MPI_ERR_REQUEST (a device-side
- *         error was recorded and not yet reported by MPIX_Wait / MPIX_Test).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (null or unknown handle).
  */
 int MPIX_Prequest_free(MPIX_Prequest *prequest);
 

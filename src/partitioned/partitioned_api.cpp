@@ -1,0 +1,248 @@
+// C entry points: MPI-4 partitioned communication (MPIX_Psend_init ... MPIX_Pwait_enqueue) and
+// device requests (MPIX_Prequest_create / _free).
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "api/checks.hpp"
+#include "api/errors.hpp"
+#include "core/runtime.hpp"
+#include "gpu/backend.hpp"
+#include "mpix/mpix.h"
+#include "partitioned/device_request.hpp"
+#include "partitioned/prequest.hpp"
+
+namespace mpix {
+namespace {
+
+uint64_t id_of(MPIX_Request r) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(r)); }
+
+Status find(MPIX_Request h, std::shared_ptr<PRequest> *out) {
+  if (h == MPIX_REQUEST_NULL) return make_status(MPI_ERR_REQUEST, "request is MPIX_REQUEST_NULL");
+  *out = prequest_lookup(id_of(h));
+  if (!*out)
+    return make_status(MPI_ERR_REQUEST, "request %p is not a live partitioned request (freed?)",
+                       static_cast<void *>(h));
+  return {};
+}
+
+MPI_Comm comm_of(MPIX_Request h) {
+  if (h == MPIX_REQUEST_NULL) return MPI_COMM_NULL;
+  std::shared_ptr<PRequest> r = prequest_lookup(id_of(h));
+  return r ? r->comm() : MPI_COMM_NULL;
+}
+
+// The agent posts partitions to MPI from the host: the buffer must be host-accessible unless
+// the MPI library reads device memory (not assumed).
+Status check_host_accessible(const void *buf, const char *name) {
+  if (!buf) return {};
+  for (StreamKind k : {StreamKind::cuda, StreamKind::hip}) {
+    Backend *be = nullptr;
+    if (!backend_get(k, &be).is_ok()) continue;
+    if (be->classify(buf) == MemKind::device)
+      return make_status(MPI_ERR_BUFFER, "%s %p is %s device memory: partitioned buffers must "
+                         "be host-accessible (pinned host or managed memory)", name, buf,
+                         be->name());
+  }
+  return {};
+}
+
+Status p_init(PRequest::Side side, const void *buf, int partitions, MPI_Count count,
+              MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPIX_Request *request) {
+  MPIX_TRY(check_comm(comm));
+  if (!request) return make_status(MPI_ERR_ARG, "request is NULL");
+  if (partitions < 0) return make_status(MPI_ERR_ARG, "partitions %d is negative", partitions);
+  if (count < 0)
+    return make_status(MPI_ERR_COUNT, "count %lld is negative", static_cast<long long>(count));
+  if (count > INT_MAX)
+    return make_status(MPI_ERR_COUNT, "count %lld per partition is more than INT_MAX (each "
+                       "partition travels as one MPI message)", static_cast<long long>(count));
+  MPIX_TRY(runtime_init());
+  MPIX_TRY(check_datatype(dt));
+  MPIX_TRY(check_buffer(buf, partitions > 0 && count > 0 ? 1 : 0, dt, "buf"));
+  // MPI-4 partitioned calls take no wildcards.
+  MPIX_TRY(check_rank(comm, peer, false));
+  MPIX_TRY(check_tag(tag, false));
+  MPIX_TRY(check_host_accessible(buf, "buf"));
+  std::shared_ptr<PRequest> r;
+  MPIX_TRY(PRequest::init(side, const_cast<void *>(buf), partitions, count, dt, peer, tag, comm,
+                          &r));
+  *request = reinterpret_cast<MPIX_Request>(static_cast<uintptr_t>(prequest_register(r)));
+  return {};
+}
+
+// MPIX_Start (@p many false) and MPIX_Startall: every request is checked before any starts.
+Status start_all(int count, MPIX_Request reqs[], bool enqueued, bool many) {
+  MPIX_TRY(check_count(count));
+  if (count > 0 && !reqs) return make_status(MPI_ERR_ARG, "array_of_requests is NULL");
+  std::vector<std::shared_ptr<PRequest>> rs(static_cast<std::size_t>(count));
+  auto which = [many](int i, const Status &st) {
+    return many ? make_status(st.code(), "array_of_requests[%d]: %s", i, st.what().c_str()) : st;
+  };
+  for (int i = 0; i < count; ++i) {
+    Status st = find(reqs[i], &rs[static_cast<std::size_t>(i)]);
+    if (!st.is_ok()) return which(i, st);
+  }
+  for (int i = 0; i < count; ++i) {
+    Status st = rs[static_cast<std::size_t>(i)]->check_start(enqueued);
+    if (!st.is_ok()) return which(i, st);
+  }
+  for (auto &r : rs) MPIX_TRY(r->start(enqueued));
+  return {};
+}
+
+Status pready(MPIX_Request request, const int *parts, int n) {
+  std::shared_ptr<PRequest> r;
+  MPIX_TRY(find(request, &r));
+  return r->pready(parts, n);
+}
+
+Status wait_or_test(MPIX_Request *request, int *flag, MPI_Status *status) {
+  if (!request) return make_status(MPI_ERR_ARG, "request is NULL");
+  if (*request == MPIX_REQUEST_NULL) {
+    if (status != MPI_STATUS_IGNORE) {
+      status->MPI_SOURCE = MPI_ANY_SOURCE;
+      status->MPI_TAG = MPI_ANY_TAG;
+      status->MPI_ERROR = MPI_SUCCESS;
+      MPI_Status_set_elements_x(status, MPI_BYTE, 0);
+      MPI_Status_set_cancelled(status, 0);
+    }
+    if (flag) *flag = 1;
+    return {};
+  }
+  std::shared_ptr<PRequest> r;
+  MPIX_TRY(find(*request, &r));
+  return r->wait(status, flag);
+}
+
+}  // namespace
+}  // namespace mpix
+
+using namespace mpix;
+
+extern "C" {
+
+int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
+  (void)info;  // no hints are defined
+  return finish(comm, "MPIX_Psend_init", p_init(PRequest::Side::send, buf, partitions, count,
+                                                datatype, dest, tag, comm, request));
+}
+
+int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                    int source, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
+  (void)info;
+  return finish(comm, "MPIX_Precv_init", p_init(PRequest::Side::recv, buf, partitions, count,
+                                                datatype, source, tag, comm, request));
+}
+
+int MPIX_Start(MPIX_Request *request) {
+  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+  Status st = request ? start_all(1, request, false, false)
+                      : make_status(MPI_ERR_ARG, "request is NULL");
+  return finish(comm, "MPIX_Start", st);
+}
+
+int MPIX_Startall(int count, MPIX_Request array_of_requests[]) {
+  MPI_Comm comm = count > 0 && array_of_requests ? comm_of(array_of_requests[0]) : MPI_COMM_NULL;
+  return finish(comm, "MPIX_Startall", start_all(count, array_of_requests, false, true));
+}
+
+int MPIX_Start_enqueue(MPIX_Request *request) {
+  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+  Status st = request ? start_all(1, request, true, false)
+                      : make_status(MPI_ERR_ARG, "request is NULL");
+  return finish(comm, "MPIX_Start_enqueue", st);
+}
+
+int MPIX_Pready(int partition, MPIX_Request request) {
+  return finish(comm_of(request), "MPIX_Pready", pready(request, &partition, 1));
+}
+
+int MPIX_Pready_range(int partition_low, int partition_high, MPIX_Request request) {
+  Status st;
+  if (partition_low > partition_high) {
+    st = make_status(MPI_ERR_ARG, "partition_low %d > partition_high %d", partition_low,
+                     partition_high);
+  } else {
+    std::vector<int> parts;
+    parts.reserve(static_cast<std::size_t>(static_cast<int64_t>(partition_high) - partition_low + 1));
+    for (int64_t p = partition_low; p <= partition_high; ++p) parts.push_back(static_cast<int>(p));
+    st = pready(request, parts.data(), static_cast<int>(parts.size()));
+  }
+  return finish(comm_of(request), "MPIX_Pready_range", st);
+}
+
+int MPIX_Pready_list(int length, const int array_of_partitions[], MPIX_Request request) {
+  Status st;
+  if (length < 0) st = make_status(MPI_ERR_ARG, "length %d is negative", length);
+  else if (length > 0 && !array_of_partitions)
+    st = make_status(MPI_ERR_ARG, "array_of_partitions is NULL");
+  else if (length > 0) st = pready(request, array_of_partitions, length);
+  else {
+    std::shared_ptr<PRequest> r;
+    st = find(request, &r);
+  }
+  return finish(comm_of(request), "MPIX_Pready_list", st);
+}
+
+int MPIX_Parrived(MPIX_Request request, int partition, int *flag) {
+  std::shared_ptr<PRequest> r;
+  Status st = find(request, &r);
+  if (st.is_ok()) st = r->parrived(partition, flag);
+  return finish(comm_of(request), "MPIX_Parrived", st);
+}
+
+int MPIX_Wait(MPIX_Request *request, MPI_Status *status) {
+  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+  return finish(comm, "MPIX_Wait", wait_or_test(request, nullptr, status));
+}
+
+int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status) {
+  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+  Status st = flag ? wait_or_test(request, flag, status)
+                   : make_status(MPI_ERR_ARG, "flag is NULL");
+  return finish(comm, "MPIX_Test", st);
+}
+
+int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status) {
+  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+  std::shared_ptr<PRequest> r;
+  Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
+  if (st.is_ok()) st = r->pwait_enqueue(status);
+  return finish(comm, "MPIX_Pwait_enqueue", st);
+}
+
+int MPIX_Request_free(MPIX_Request *request) {
+  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+  std::shared_ptr<PRequest> r;
+  Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
+  if (st.is_ok()) {
+    bool released = false;
+    st = r->release(&released);  // may report a device error and still free
+    if (released) {
+      prequest_unregister(id_of(*request));
+      *request = MPIX_REQUEST_NULL;
+    }
+  }
+  return finish(comm, "MPIX_Request_free", st);
+}
+
+int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest) {
+  std::shared_ptr<PRequest> r;
+  Status st = find(request, &r);
+  if (st.is_ok() && !prequest) st = make_status(MPI_ERR_ARG, "prequest is NULL");
+  if (st.is_ok()) st = device_request_create(r, prequest);
+  return finish(comm_of(request), "MPIX_Prequest_create", st);
+}
+
+int MPIX_Prequest_free(MPIX_Prequest *prequest) {
+  Status st;
+  if (!prequest || *prequest == MPIX_PREQUEST_NULL)
+    st = make_status(MPI_ERR_ARG, "prequest is %s", prequest ? "MPIX_PREQUEST_NULL" : "NULL");
+  else st = device_request_free(*prequest);
+  if (st.is_ok()) *prequest = MPIX_PREQUEST_NULL;
+  return finish(MPI_COMM_NULL, "MPIX_Prequest_free", st);
+}
+
+}  // extern "C"

@@ -1,0 +1,376 @@
+// PRequest, host side: init and the calls of the MPI-4 partitioned API (the agent side is in
+// prequest_engine.cpp).
+#include "partitioned/prequest.hpp"
+
+#include <climits>
+#include <unordered_map>
+
+#include "core/comm_ctx.hpp"
+#include "core/stream.hpp"
+#include "core/waiter.hpp"
+#include "gpu/backend.hpp"
+#include "mpix/mpix_device.h"
+#include "partitioned/engine.hpp"
+#include "partitioned/private_comms.hpp"
+
+namespace mpix {
+namespace {
+
+constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;  // "mpixpark"
+
+void empty_status(MPI_Status *st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_ANY_SOURCE;
+  st->MPI_TAG = MPI_ANY_TAG;
+  st->MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_elements_x(st, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(st, 0);
+}
+
+}  // namespace
+
+PWords::PWords(int partitions) {
+  SignalPool &pool = signal_pool();
+  round = pool.acquire();
+  done = pool.acquire();
+  error = pool.acquire();
+  part.reserve(static_cast<std::size_t>(partitions));
+  for (int i = 0; i < partitions; ++i) part.push_back(pool.acquire());
+  // Recycled words hold old values; number rounds above all of them (values only grow).
+  uint64_t top = 0;
+  auto see = [&top](const SignalWord &w) {
+    uint64_t v = load_signal(w.word);
+    if (static_cast<int64_t>(v - top) > 0) top = v;
+  };
+  see(round);
+  see(done);
+  see(error);
+  for (const SignalWord &w : part) see(w);
+  base = top + (top & 1u);
+  store_signal(round.word, base);  // round 0 "completed": inactive
+}
+
+PWords::~PWords() {
+  SignalPool &pool = signal_pool();
+  pool.release(round);
+  pool.release(done);
+  pool.release(error);
+  for (const SignalWord &w : part) pool.release(w);
+}
+
+Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
+                      int peer, int tag, MPI_Comm comm, std::shared_ptr<PRequest> *out) {
+  std::shared_ptr<PRequest> r(new PRequest);
+  r->side_ = side;
+  r->buf_ = static_cast<char *>(buf);
+  r->partitions_ = partitions;
+  r->count_ = static_cast<int>(count);  // the caller checked count <= INT_MAX
+  r->peer_ = peer;
+  r->tag_ = tag;
+  r->comm_ = comm;
+  int ni, na, nd, combiner;
+  MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) {
+    r->dt_ = dt;
+  } else {
+    // MPI lets the user free the datatype at once; the request keeps its own.
+    MPIX_MPI_CHECK(MPI_Type_dup(dt, &r->dt_));
+    r->dt_owned_ = true;
+  }
+  MPI_Aint lb = 0;
+  MPIX_MPI_CHECK(MPI_Type_get_extent(r->dt_, &lb, &r->extent_));
+  MPIX_MPI_CHECK(MPI_Type_size(r->dt_, &r->type_size_));
+  MPIX_TRY(comm_ctx_get(comm, &r->ctx_));
+  MPIX_TRY(private_comms_get(comm, &r->pc_));
+  r->words_ = std::make_shared<PWords>(partitions);
+  r->piece_status_.resize(static_cast<std::size_t>(partitions));
+  if (peer == MPI_PROC_NULL) {
+    r->header_known_ = true;  // nothing is exchanged; rounds complete as they open
+  } else if (side == Side::send) {
+    r->header_known_ = true;  // only the receive side waits for the header
+    MPIX_TRY(data_tags_acquire(partitions, &r->data_tag_base_));
+    r->header_[0] = kHeaderMagic;
+    r->header_[1] = partitions;
+    r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
+    r->header_[3] = r->data_tag_base_;
+    MPIX_MPI_CHECK(MPI_Isend(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr,
+                             &r->header_req_));
+  } else {
+    MPIX_MPI_CHECK(MPI_Irecv(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr,
+                             &r->header_req_));
+  }
+  *out = std::move(r);
+  return {};
+}
+
+PRequest::~PRequest() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    if (header_req_ != MPI_REQUEST_NULL) {
+      // A receive whose sender never initialised, or a header still in flight.
+      if (side_ == Side::recv) MPI_Cancel(&header_req_);
+      MPI_Request_free(&header_req_);
+    }
+    if (dt_owned_) MPI_Type_free(&dt_);
+  }
+  if (side_ == Side::send && peer_ != MPI_PROC_NULL) data_tags_release(data_tag_base_, partitions_);
+}
+
+Status PRequest::stream_of_comm(ExecStream **ex, std::mutex **order) {
+  if (!ctx_ || !ctx_->stream)
+    return make_status(MPI_ERR_COMM, "the request's communicator has no stream: enqueued "
+                       "start and wait need a stream communicator (MPIX_Stream_comm_create)");
+  MPIX_TRY(ctx_->stream->exec(ex));
+  *order = &ctx_->stream->enqueue_mutex();
+  return {};
+}
+
+Status PRequest::device_error(bool consume) {
+  const uint64_t v = load_signal(words_->error.word);
+  if (static_cast<int64_t>(v - words_->base) <= 0) return {};
+  if (v == reported_error_) return {};  // reported once already
+  if (consume) reported_error_ = v;
+  const uint64_t code = v - words_->base - 1;
+  const int kind = static_cast<int>(code >> 32), part = static_cast<int>(code & 0xffffffffu);
+  switch (kind) {
+    case MPIX_PREQ_ERR_RANGE:
+      return make_status(MPI_ERR_ARG, "a device call named partition %d, outside 0..%d", part,
+                         partitions_ - 1);
+    case MPIX_PREQ_ERR_INACTIVE:
+      return make_status(MPI_ERR_REQUEST, "a device call (partition %d) used the request while "
+                         "it was not active", part);
+    case MPIX_PREQ_ERR_DOUBLE:
+      return make_status(MPI_ERR_ARG, "device MPIX_Pready marked partition %d ready twice in "
+                         "one round", part);
+    case MPIX_PREQ_ERR_SIDE:
+      return make_status(MPI_ERR_REQUEST, "a device call (partition %d) used a %s request the "
+                         "wrong way (MPIX_Pready on a receive / MPIX_Parrived on a send)", part,
+                         side_ == Side::send ? "send" : "receive");
+    default:
+      return make_status(MPI_ERR_INTERN, "unknown device error record %#llx",
+                         static_cast<unsigned long long>(code));
+  }
+}
+
+Status PRequest::check_start(bool enqueued) {
+  if (active_)
+    return make_status(MPI_ERR_REQUEST, "request is already active (complete it with MPIX_Wait, "
+                       "MPIX_Test or MPIX_Pwait_enqueue before starting it again)");
+  const uint64_t r = current_round();
+  if (!enqueued && last_wait_enqueued_ &&
+      !reached(load_signal(words_->round.word), words_->R(r)))
+    return make_status(MPI_ERR_REQUEST, "round %llu was completed with MPIX_Pwait_enqueue and "
+                       "the stream has not reached that wait yet: restart with "
+                       "MPIX_Start_enqueue, or synchronise the stream first",
+                       static_cast<unsigned long long>(r));
+  if (enqueued && (!ctx_ || !ctx_->stream))
+    return make_status(MPI_ERR_COMM, "the request's communicator has no stream: "
+                       "MPIX_Start_enqueue needs a stream communicator");
+  return {};
+}
+
+Status PRequest::start(bool enqueued) {
+  std::lock_guard<std::mutex> lk(mu_);
+  MPIX_TRY(check_start(enqueued));
+  const uint64_t r = current_round() + 1;
+  if (enqueued) {
+    ExecStream *ex = nullptr;
+    std::mutex *order = nullptr;
+    MPIX_TRY(stream_of_comm(&ex, &order));
+    std::lock_guard<std::mutex> slk(*order);
+    MPIX_TRY(ex->write_value(words_->round.word, words_->R(r) - 1));
+  } else {
+    store_signal(words_->round.word, words_->R(r) - 1);
+  }
+  partitioned_engine().activate(shared_from_this());
+  active_ = true;
+  last_wait_enqueued_ = false;
+  return {};
+}
+
+Status PRequest::pready(const int *parts, int n) {
+  if (side_ != Side::send)
+    return make_status(MPI_ERR_REQUEST, "MPIX_Pready on a partitioned receive request");
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!active_)
+    return make_status(MPI_ERR_REQUEST, "request is not active (MPIX_Start it first)");
+  const uint64_t R = words_->R(current_round());
+  std::vector<char> seen(n > 1 ? static_cast<std::size_t>(partitions_) : 0u, 0);
+  for (int i = 0; i < n; ++i) {
+    const int p = parts[i];
+    if (p < 0 || p >= partitions_)
+      return make_status(MPI_ERR_ARG, "partition %d is outside 0..%d", p, partitions_ - 1);
+    if (reached(load_signal(words_->part[p].word), R) || (n > 1 && seen[p]++))
+      return make_status(MPI_ERR_ARG, "partition %d is already marked ready in this round", p);
+  }
+  for (int i = 0; i < n; ++i) store_signal(words_->part[parts[i]].word, R);
+  notifier().notify();  // the agent may be asleep
+  return {};
+}
+
+Status PRequest::parrived(int partition, int *flag) {
+  if (side_ != Side::recv)
+    return make_status(MPI_ERR_REQUEST, "MPIX_Parrived on a partitioned send request");
+  if (!flag) return make_status(MPI_ERR_ARG, "flag is NULL");
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active");
+  if (partition < 0 || partition >= partitions_)
+    return make_status(MPI_ERR_ARG, "partition %d is outside 0..%d", partition, partitions_ - 1);
+  *flag = reached(load_signal(words_->part[partition].word), words_->R(current_round()));
+  return {};
+}
+
+void PRequest::fill_status(MPI_Status *st) {
+  std::lock_guard<std::mutex> lk(status_mu_);
+  if (st != MPI_STATUS_IGNORE) *st = round_status_;
+}
+
+Status PRequest::wait(MPI_Status *status, int *flag) {
+  uint64_t r = 0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!active_) {
+      empty_status(status);
+      if (flag) *flag = 1;
+      return device_error(true);
+    }
+    r = current_round();
+  }
+  // Not under mu_: other threads may mark partitions of this round meanwhile.
+  const uint64_t R = words_->R(r);
+  Backoff backoff;
+  for (;;) {
+    const uint64_t epoch = notifier().epoch();
+    if (reached(load_signal(words_->done.word), R)) break;
+    {
+      // A device misuse fails the round (it might never complete): report it, abandon the
+      // round and leave the request inactive, rather than hang.
+      std::lock_guard<std::mutex> lk(mu_);
+      Status derr = device_error(true);
+      if (!derr.is_ok()) {
+        if (active_ && current_round() == r) abandon_round(R);
+        empty_status(status);
+        if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = derr.code();
+        if (flag) *flag = 1;
+        return derr;
+      }
+    }
+    if (flag) {
+      *flag = 0;
+      return {};
+    }
+    backoff.pause(epoch);
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!active_ || current_round() != r) {
+    // Another thread completed (and maybe restarted) it meanwhile.
+    empty_status(status);
+  } else {
+    active_ = false;
+    if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
+    fill_status(status);
+  }
+  if (flag) *flag = 1;
+  MPIX_TRY(device_error(true));
+  std::lock_guard<std::mutex> slk(status_mu_);
+  if (round_status_.MPI_ERROR != MPI_SUCCESS)
+    return make_status(round_status_.MPI_ERROR, "%s", round_error_text_.c_str());
+  return {};
+}
+
+Status PRequest::pwait_enqueue(MPI_Status *status) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!active_)
+    return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
+  ExecStream *ex = nullptr;
+  std::mutex *order = nullptr;
+  MPIX_TRY(stream_of_comm(&ex, &order));
+  const uint64_t r = current_round(), R = words_->R(r);
+  {
+    std::lock_guard<std::mutex> slk(status_mu_);
+    if (status_round_ == r) {
+      if (status != MPI_STATUS_IGNORE) *status = round_status_;
+    } else if (status != MPI_STATUS_IGNORE) {
+      enqueued_status_.emplace_back(r, status);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> slk(*order);
+    MPIX_TRY(ex->wait_value(words_->done.word, R));
+    MPIX_TRY(ex->write_value(words_->round.word, R));
+  }
+  active_ = false;
+  last_wait_enqueued_ = true;
+  return device_error(true);
+}
+
+void PRequest::abandon_round(uint64_t R) {
+  active_ = false;
+  cancel_.store(true);  // the agent drops what is in flight and writes done
+  if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
+  notifier().notify();
+}
+
+Status PRequest::release(bool *released) {
+  std::lock_guard<std::mutex> lk(mu_);
+  *released = false;
+  if (active_) {
+    if (static_cast<int64_t>(load_signal(words_->error.word) - words_->base) <= 0)
+      return make_status(MPI_ERR_REQUEST, "request is active: complete it (MPIX_Wait / "
+                         "MPIX_Test / MPIX_Pwait_enqueue) before freeing it");
+    // A device misuse stalled the round: abandon it.
+    abandon_round(words_->R(current_round()));
+  }
+  // The user's handle is gone: let go of the stream communicator's context now (it keeps the
+  // stream attached), even if the agent still finishes enqueued rounds.
+  ctx_.reset();
+  partitioned_engine().release(shared_from_this());
+  *released = true;
+  return device_error(true);
+}
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::shared_ptr<PRequest>> live;
+  uint64_t next_id = 1;
+};
+
+Registry &registry() {
+  static auto *r = new Registry;  // never destroyed: handles may be used during exit
+  return *r;
+}
+
+}  // namespace
+
+uint64_t prequest_register(std::shared_ptr<PRequest> req) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  uint64_t id = r.next_id++;
+  r.live.emplace(id, std::move(req));
+  return id;
+}
+
+std::shared_ptr<PRequest> prequest_lookup(uint64_t id) {
+  Registry &r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = r.live.find(id);
+  return it == r.live.end() ? nullptr : it->second;
+}
+
+void prequest_unregister(uint64_t id) {
+  std::shared_ptr<PRequest> victim;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.live.find(id);
+    if (it == r.live.end()) return;
+    victim = std::move(it->second);
+    r.live.erase(it);
+  }
+  victim.reset();  // outside the lock: the destructor calls MPI
+}
+
+}  // namespace mpix

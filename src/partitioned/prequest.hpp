@@ -1,0 +1,162 @@
+// A persistent partitioned request (MPIX_Request): MPI-4 partitioned send or receive, started
+// and completed many times, its partitions marked ready by host threads or GPU kernels.
+//
+// Rounds are numbered with signal-word values that only grow (PWords): round r is R = base+2r.
+// The request's words say where a round stands, for the host, the agent and the device alike:
+//   round   R-1 once round r has started (written by MPIX_Start, or by the stream at
+//           MPIX_Start_enqueue), R once it has completed (MPIX_Wait, or the stream after
+//           MPIX_Pwait_enqueue). Nothing of round r moves before round reaches R-1.
+//   part[i] R once send partition i is ready (MPIX_Pready, host or device), or receive
+//           partition i has arrived (written by the agent).
+//   done    R once round r has completed on this side (written by the agent).
+// Restarting never resets a flag, so a late reader of round r can never mistake round r+1's
+// marks for its own, and a stream wait left over from an earlier round is never undone.
+//
+// The agent drives active requests through the PartitionedEngine poller: it posts a send
+// partition's message once its word reaches R, posts a receive's messages once round reaches
+// R-1, and writes part / done words as messages complete (prequest_engine.cpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/signal_pool.hpp"
+#include "core/status.hpp"
+#include "partitioned/piece_map.hpp"
+
+namespace mpix {
+
+struct CommCtx;
+struct PrivateComms;
+
+// The signal words of one request; shared with its device requests, which may outlive it.
+struct PWords {
+  explicit PWords(int partitions);
+  ~PWords();
+  PWords(const PWords &) = delete;
+  PWords &operator=(const PWords &) = delete;
+  uint64_t R(uint64_t r) const { return base + 2 * r; }
+
+  SignalWord round, done, error;
+  std::vector<SignalWord> part;
+  uint64_t base = 0;  // even; no word held more than this when acquired
+};
+
+class PRequest : public std::enable_shared_from_this<PRequest> {
+ public:
+  enum class Side { send, recv };
+
+  static Status init(Side side, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
+                     int peer, int tag, MPI_Comm comm, std::shared_ptr<PRequest> *out);
+  ~PRequest();
+  PRequest(const PRequest &) = delete;
+  PRequest &operator=(const PRequest &) = delete;
+
+  // Host API (any thread). check_start is the part of start() that can fail, so that
+  // MPIX_Startall checks every request before starting any.
+  Status check_start(bool enqueued);
+  Status start(bool enqueued);
+  Status pready(const int *partitions, int n);
+  Status parrived(int partition, int *flag);
+  // MPIX_Wait (@p flag null) or MPIX_Test.
+  Status wait(MPI_Status *status, int *flag);
+  Status pwait_enqueue(MPI_Status *status);
+  // MPIX_Request_free: refuses an active request (unless a device error stalled it);
+  // *released says whether the request was let go (a device error may still be reported).
+  Status release(bool *released);
+
+  Side side() const { return side_; }
+  MPI_Comm comm() const { return comm_; }
+  int partitions() const { return partitions_; }
+  const std::shared_ptr<PWords> &words() const { return words_; }
+
+  // Agent thread (PartitionedEngine).
+  bool progress();
+  bool engine_idle() const;
+
+ private:
+  PRequest() = default;
+  uint64_t current_round() const { return started_.load(std::memory_order_acquire); }
+  Status stream_of_comm(class ExecStream **ex, std::mutex **order);
+  // A misuse recorded by a device since the last report; MPI_SUCCESS if none. @p consume
+  // marks it reported.
+  Status device_error(bool consume);
+  void fill_status(MPI_Status *st);
+  // Gives up the active round (ending at @p R) after a device misuse; mu_ held.
+  void abandon_round(uint64_t R);
+
+  // Engine steps.
+  bool engine_header();
+  bool engine_open_round(uint64_t k);
+  bool engine_post_ready_sends(uint64_t k);
+  bool engine_test_pieces(uint64_t k);
+  void engine_complete_round(uint64_t k);
+  void engine_cancel();
+
+  // Fixed at init.
+  Side side_ = Side::send;
+  char *buf_ = nullptr;
+  int partitions_ = 0;
+  int count_ = 0;  // elements per partition (checked <= INT_MAX)
+  MPI_Datatype dt_ = MPI_DATATYPE_NULL;
+  bool dt_owned_ = false;
+  MPI_Aint extent_ = 0;
+  int type_size_ = 0;
+  int peer_ = MPI_PROC_NULL;
+  int tag_ = 0;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::shared_ptr<CommCtx> ctx_;  // set when comm_ is a stream communicator
+  std::shared_ptr<PrivateComms> pc_;
+  std::shared_ptr<PWords> words_;
+  int data_tag_base_ = 0;      // send: allocated; receive: from the header
+  int64_t header_[4] = {0, 0, 0, 0};
+  MPI_Request header_req_ = MPI_REQUEST_NULL;
+
+  // Host view (mu_).
+  std::mutex mu_;
+  bool active_ = false;
+  bool last_wait_enqueued_ = false;
+  uint64_t reported_error_ = 0;  // last device error word value reported
+
+  // Shared with the engine.
+  std::atomic<uint64_t> started_{0};    // rounds started; incremented under the engine lock
+  std::atomic<bool> cancel_{false};
+  std::mutex status_mu_;                // round status hand-off
+  MPI_Status round_status_{};
+  uint64_t status_round_ = 0;           // the round round_status_ belongs to
+  std::string round_error_text_;        // why round_status_.MPI_ERROR is set
+  // MPIX_Pwait_enqueue statuses to fill when their round completes (the host may enqueue
+  // several rounds ahead of the agent).
+  std::vector<std::pair<uint64_t, MPI_Status *>> enqueued_status_;
+
+  // Engine only (agent thread), or under the engine lock.
+  friend class PartitionedEngine;
+  bool in_engine_ = false;
+  bool freed_ = false;
+  uint64_t eng_completed_ = 0;
+  bool header_known_ = false;
+  Status header_error_;
+  PieceMap map_;
+  bool open_ = false;
+  std::vector<MPI_Request> piece_reqs_;
+  std::vector<MPI_Status> piece_status_;
+  std::vector<int> indices_;
+  std::vector<char> sent_;
+  std::vector<int> remaining_;
+  int pieces_left_ = 0;
+  int round_error_ = MPI_SUCCESS;
+};
+
+// Live handles: ids never reused, so a stale or forged MPIX_Request is refused.
+uint64_t prequest_register(std::shared_ptr<PRequest> r);
+std::shared_ptr<PRequest> prequest_lookup(uint64_t id);
+void prequest_unregister(uint64_t id);
+
+}  // namespace mpix

@@ -1,0 +1,270 @@
+// PRequest, agent side, and the PartitionedEngine poller that runs it. Everything here runs on
+// the agent thread, with the engine lock held.
+#include <climits>
+
+#include "core/log.hpp"
+#include "core/waiter.hpp"
+#include "partitioned/engine.hpp"
+#include "partitioned/prequest.hpp"
+#include "partitioned/private_comms.hpp"
+
+namespace mpix {
+
+namespace {
+constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;  // as in prequest.cpp
+}
+
+bool PRequest::engine_header() {
+  if (header_req_ == MPI_REQUEST_NULL) return false;
+  int flag = 0;
+  MPI_Status st;
+  int rc = MPI_Test(&header_req_, &flag, &st);
+  if (rc != MPI_SUCCESS) {
+    header_error_ = mpi_status(rc, "MPI_Test(partitioned header)", __FILE__, __LINE__);
+    header_req_ = MPI_REQUEST_NULL;
+    header_known_ = true;
+    return true;
+  }
+  if (!flag) return false;
+  if (side_ == Side::recv) {
+    if (header_[0] != kHeaderMagic || header_[1] < 0 || header_[2] < 0) {
+      header_error_ = make_status(MPI_ERR_OTHER, "partitioned receive from %d tag %d matched a "
+                                  "malformed header", peer_, tag_);
+    } else {
+      data_tag_base_ = static_cast<int>(header_[3]);
+      header_error_ = PieceMap::build(header_[1], header_[2], partitions_,
+                                      static_cast<int64_t>(count_) * type_size_, type_size_,
+                                      &map_);
+    }
+    if (!header_error_.is_ok())
+      MPIX_LOG(warn, "api", "partitioned receive from %d tag %d: %s", peer_, tag_,
+               header_error_.what().c_str());
+    header_known_ = true;
+  }
+  return true;
+}
+
+bool PRequest::engine_open_round(uint64_t k) {
+  const uint64_t R = words_->R(k);
+  // The round starts when the host or the stream wrote R-1; a receive also needs its header.
+  if (!reached(load_signal(words_->round.word), R - 1)) return false;
+  if (!header_known_) return false;
+  round_error_ = MPI_SUCCESS;
+  round_error_text_.clear();
+  pieces_left_ = 0;
+  open_ = true;
+  if (peer_ == MPI_PROC_NULL) {
+    if (side_ == Side::recv)
+      for (const SignalWord &w : words_->part) store_signal(w.word, R);
+    return true;
+  }
+  if (side_ == Side::send) {
+    sent_.assign(static_cast<std::size_t>(partitions_), 0);
+    piece_reqs_.assign(static_cast<std::size_t>(partitions_), MPI_REQUEST_NULL);
+    pieces_left_ = partitions_;
+    return true;
+  }
+  if (!header_error_.is_ok()) {
+    round_error_ = header_error_.code();
+    round_error_text_ = header_error_.what();
+    return true;  // completes at once, with the error
+  }
+  const std::size_t n = map_.pieces.size();
+  piece_reqs_.assign(n, MPI_REQUEST_NULL);
+  piece_status_.resize(n);
+  remaining_ = map_.pieces_of;
+  for (std::size_t j = 0; j < remaining_.size(); ++j)
+    if (remaining_[j] == 0) store_signal(words_->part[j].word, R);  // no bytes: arrived
+  for (std::size_t i = 0; i < n; ++i) {
+    const PieceMap::Piece &p = map_.pieces[i];
+    int rc = MPI_Irecv(buf_ + p.elem_offset * extent_, p.count, dt_, peer_,
+                       data_tag_base_ + static_cast<int>(i), pc_->data, &piece_reqs_[i]);
+    if (rc != MPI_SUCCESS) {
+      round_error_ = mpi_status(rc, "MPI_Irecv(partition)", __FILE__, __LINE__).code();
+      round_error_text_ = "posting a partition's receive failed";
+      continue;
+    }
+    ++pieces_left_;
+  }
+  return true;
+}
+
+bool PRequest::engine_post_ready_sends(uint64_t k) {
+  const uint64_t R = words_->R(k);
+  bool any = false;
+  for (int i = 0; i < partitions_; ++i) {
+    if (sent_[static_cast<std::size_t>(i)] || !reached(load_signal(words_->part[i].word), R))
+      continue;
+    sent_[static_cast<std::size_t>(i)] = 1;
+    any = true;
+    int rc = MPI_Isend(buf_ + static_cast<MPI_Aint>(i) * count_ * extent_, count_, dt_, peer_,
+                       data_tag_base_ + i, pc_->data, &piece_reqs_[static_cast<std::size_t>(i)]);
+    if (rc != MPI_SUCCESS) {
+      round_error_ = mpi_status(rc, "MPI_Isend(partition)", __FILE__, __LINE__).code();
+      round_error_text_ = "sending a partition failed";
+      --pieces_left_;
+    }
+  }
+  return any;
+}
+
+bool PRequest::engine_test_pieces(uint64_t k) {
+  if (piece_reqs_.empty()) return false;
+  const int n = static_cast<int>(piece_reqs_.size());
+  indices_.resize(piece_reqs_.size());
+  piece_status_.resize(piece_reqs_.size());
+  int outcount = 0;
+  int rc = MPI_Testsome(n, piece_reqs_.data(), &outcount, indices_.data(), piece_status_.data());
+  if (outcount == MPI_UNDEFINED || outcount <= 0) return false;
+  const uint64_t R = words_->R(k);
+  for (int c = 0; c < outcount; ++c) {
+    --pieces_left_;
+    const MPI_Status &st = piece_status_[static_cast<std::size_t>(c)];
+    if (rc == MPI_ERR_IN_STATUS && st.MPI_ERROR != MPI_SUCCESS && round_error_ == MPI_SUCCESS) {
+      MPI_Error_class(st.MPI_ERROR, &round_error_);
+      round_error_text_ = "a partition's message failed";
+    }
+    if (side_ != Side::recv) continue;
+    const PieceMap::Piece &p = map_.pieces[static_cast<std::size_t>(indices_[c])];
+    for (int j = p.first_part; j <= p.last_part; ++j)
+      if (--remaining_[static_cast<std::size_t>(j)] == 0)
+        store_signal(words_->part[static_cast<std::size_t>(j)].word, R);
+  }
+  return true;
+}
+
+void PRequest::engine_complete_round(uint64_t k) {
+  MPI_Status st{};
+  st.MPI_SOURCE = peer_;
+  st.MPI_TAG = tag_;
+  st.MPI_ERROR = round_error_;
+  MPI_Count n = side_ == Side::recv && round_error_ == MPI_SUCCESS && peer_ != MPI_PROC_NULL
+                    ? static_cast<MPI_Count>(partitions_) * count_
+                    : 0;
+  MPI_Status_set_elements_x(&st, dt_, n);
+  MPI_Status_set_cancelled(&st, 0);
+  {
+    std::lock_guard<std::mutex> lk(status_mu_);
+    round_status_ = st;
+    status_round_ = k;
+    // MPIX_Pwait_enqueue: the stream reads it after done.
+    for (std::size_t i = 0; i < enqueued_status_.size();) {
+      if (enqueued_status_[i].first != k) {
+        ++i;
+        continue;
+      }
+      *enqueued_status_[i].second = st;
+      enqueued_status_[i] = enqueued_status_.back();
+      enqueued_status_.pop_back();
+    }
+  }
+  piece_reqs_.clear();
+  open_ = false;
+  eng_completed_ = k;
+  store_signal(words_->done.word, words_->R(k));
+  notifier().notify();
+}
+
+void PRequest::engine_cancel() {
+  for (MPI_Request &r : piece_reqs_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    if (side_ == Side::recv) MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
+  piece_reqs_.clear();
+  open_ = false;
+  eng_completed_ = current_round();
+  // Releases any stream still waiting for the abandoned round (values only grow).
+  store_signal(words_->done.word, words_->R(eng_completed_));
+  cancel_.store(false);
+  notifier().notify();
+}
+
+bool PRequest::progress() {
+  bool any = engine_header();
+  if (cancel_.load()) {
+    engine_cancel();
+    return true;
+  }
+  while (eng_completed_ < current_round()) {
+    const uint64_t k = eng_completed_ + 1;
+    if (!open_) {
+      if (!engine_open_round(k)) break;
+      any = true;
+    }
+    if (side_ == Side::send && peer_ != MPI_PROC_NULL) any |= engine_post_ready_sends(k);
+    any |= engine_test_pieces(k);
+    if (pieces_left_ > 0) break;
+    engine_complete_round(k);
+    any = true;
+  }
+  return any;
+}
+
+bool PRequest::engine_idle() const {
+  if (eng_completed_ != current_round()) return false;
+  // A freed request also waits until its stream has written its last round mark: the words
+  // go back to the pool after that, never while a stream may still write them.
+  return !freed_ || reached(load_signal(words_->round.word), words_->R(eng_completed_));
+}
+
+void PartitionedEngine::ensure_registered() {
+  std::call_once(registered_, [this] {
+    Status st = agent_add_poller(this);
+    if (!st.is_ok())
+      MPIX_LOG(error, "agent", "partitioned engine: cannot start the agent: %s",
+               st.what().c_str());
+  });
+}
+
+void PartitionedEngine::activate(const std::shared_ptr<PRequest> &r) {
+  ensure_registered();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    r->started_.fetch_add(1, std::memory_order_acq_rel);
+    if (!r->in_engine_) {
+      r->in_engine_ = true;
+      list_.push_back(r);
+      count_.store(list_.size());
+    }
+  }
+  notifier().notify();
+}
+
+void PartitionedEngine::release(const std::shared_ptr<PRequest> &r) {
+  std::lock_guard<std::mutex> lk(mu_);
+  r->freed_ = true;
+  if (r->in_engine_ || r->engine_idle()) return;
+  r->in_engine_ = true;  // its stream has not written the last round mark yet
+  list_.push_back(r);
+  count_.store(list_.size());
+}
+
+bool PartitionedEngine::poll() {
+  std::vector<std::shared_ptr<PRequest>> dropped;  // destroyed after the lock is released
+  bool any = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (std::size_t i = 0; i < list_.size();) {
+      PRequest &r = *list_[i];
+      any |= r.progress();
+      if (r.engine_idle() && !r.cancel_.load()) {
+        r.in_engine_ = false;
+        dropped.push_back(std::move(list_[i]));
+        list_[i] = std::move(list_.back());
+        list_.pop_back();
+        continue;
+      }
+      ++i;
+    }
+    count_.store(list_.size());
+  }
+  return any;
+}
+
+PartitionedEngine &partitioned_engine() {
+  static auto *e = new PartitionedEngine;  // never destroyed: the agent may still poll it
+  return *e;
+}
+
+}  // namespace mpix

@@ -1,0 +1,259 @@
+// Kernel-style partitioned communication without a GPU: host functions on a host stream play
+// the kernels, calling the device API of mpix/mpix_device.h (built for the host here), and
+// rounds are started and completed in stream order with MPIX_Start_enqueue /
+// MPIX_Pwait_enqueue, no host synchronisation between rounds. Also device-side misuse.
+#include <mpi.h>
+
+#include <atomic>
+#include <vector>
+
+#include "catch.hpp"
+#include "mpix/mpix.h"
+#include "mpix/mpix_device.h"
+#include "mpix/mpix_host_stream.h"
+
+namespace {
+
+int err_class(int rc) {
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  return cls;
+}
+
+struct HostStreamComm {
+  mpix_host_stream_t hs = nullptr;
+  MPIX_Stream stream = MPIX_STREAM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = -1, peer = -1;
+  HostStreamComm() {
+    REQUIRE(mpix_host_stream_create(&hs) == 0);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", "mpix_host_stream");
+    REQUIRE(MPIX_Info_set_hex(info, "value", &hs, sizeof hs) == MPI_SUCCESS);
+    REQUIRE(MPIX_Stream_create(info, &stream) == MPI_SUCCESS);
+    MPI_Info_free(&info);
+    REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm) == MPI_SUCCESS);
+    MPI_Comm_rank(comm, &rank);
+    peer = rank ^ 1;
+  }
+  ~HostStreamComm() {
+    MPIX_Stream_synchronize(stream);
+    MPI_Comm_free(&comm);
+    MPIX_Stream_free(&stream);
+    mpix_host_stream_destroy(&hs);
+  }
+};
+
+constexpr int kParts = 8, kPer = 64, kRounds = 100;
+
+int value(int round, int i) { return round * 100000 + i; }
+
+// "Kernel" of the sender: one "block" per partition writes it, then marks it ready.
+struct Produce {
+  int *buf;
+  MPIX_Prequest preq;
+  int round;
+  std::atomic<int> *errors;
+};
+void produce(void *a) {
+  auto *p = static_cast<Produce *>(a);
+  for (int k = 0; k < kParts; ++k) {
+    const int part = (k * 3 + p->round) % kParts;  // partitions finish out of order
+    for (int i = part * kPer; i < (part + 1) * kPer; ++i) p->buf[i] = value(p->round, i);
+    if (MPIX_Pready(part, p->preq) != MPI_SUCCESS) p->errors->fetch_add(1);
+  }
+}
+
+// "Kernel" of the receiver: polls each partition's arrival, then checks its data.
+struct Consume {
+  const int *buf;
+  MPIX_Prequest preq;
+  int round;
+  std::atomic<int> *good, *bad;
+};
+void consume(void *a) {
+  auto *c = static_cast<Consume *>(a);
+  for (int part = kParts - 1; part >= 0; --part) {
+    int flag = 0;
+    while (!flag)
+      if (MPIX_Parrived(c->preq, part, &flag) != MPI_SUCCESS) c->bad->fetch_add(1);
+    bool ok = true;
+    for (int i = part * kPer; i < (part + 1) * kPer; ++i) ok &= c->buf[i] == value(c->round, i);
+    (ok ? c->good : c->bad)->fetch_add(1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("100 rounds with enqueued start and wait and device-API partitions, no host sync",
+          "[partitioned][enqueue]") {
+  HostStreamComm sc;
+  std::vector<int> buf(kParts * kPer, -1);
+  MPIX_Request req;
+  const bool sender = sc.rank == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 0, sc.comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 0, sc.comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  std::atomic<int> errors{0}, good{0}, bad{0};
+  std::vector<Produce> pargs(kRounds);
+  std::vector<Consume> cargs(kRounds);
+  std::vector<MPI_Status> status(kRounds);
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender) {
+      pargs[r] = Produce{buf.data(), preq, r, &errors};
+      REQUIRE(mpix_host_stream_launch(sc.hs, produce, &pargs[r]) == 0);
+    } else {
+      cargs[r] = Consume{buf.data(), preq, r, &good, &bad};
+      REQUIRE(mpix_host_stream_launch(sc.hs, consume, &cargs[r]) == 0);
+    }
+    REQUIRE(MPIX_Pwait_enqueue(&req, &status[r]) == MPI_SUCCESS);
+  }
+  REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  CHECK(errors.load() == 0);
+  CHECK(bad.load() == 0);
+  if (!sender) {
+    CHECK(good.load() == kRounds * kParts);
+    for (int r = 0; r < kRounds; ++r) {
+      int n = -1;
+      MPI_Get_count(&status[r], MPI_INT, &n);
+      REQUIRE(n == kParts * kPer);
+      REQUIRE(status[r].MPI_SOURCE == sc.peer);
+    }
+  }
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  CHECK(preq == MPIX_PREQUEST_NULL);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+TEST_CASE("host and enqueued completion mix as MPI allows", "[partitioned][enqueue]") {
+  HostStreamComm sc;
+  std::vector<int> buf(4, 0);
+  MPIX_Request req;
+  const bool sender = sc.rank == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.data(), 4, 1, MPI_INT, sc.peer, 1, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.data(), 1, 4, MPI_INT, sc.peer, 1, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  for (int round = 0; round < 3; ++round) {
+    // Round 0: enqueued start, host wait. Round 1: host start, enqueued wait. Round 2: both
+    // enqueued, then a host MPIX_Start after synchronising the stream.
+    if (round == 1) REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+    else REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender) {
+      for (int i = 0; i < 4; ++i) buf[i] = round * 10 + i;
+      REQUIRE(MPIX_Pready_range(0, 3, req) == MPI_SUCCESS);
+    }
+    if (round == 0) {
+      REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+    }
+    if (!sender)
+      for (int i = 0; i < 4; ++i) CHECK(buf[i] == round * 10 + i);
+  }
+  REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);  // the stream passed the enqueued wait
+  if (sender) REQUIRE(MPIX_Pready_range(0, 3, req) == MPI_SUCCESS);
+  REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+namespace {
+// Blocks a host stream until released, so the test controls when an enqueued wait is reached.
+struct Gate {
+  std::atomic<int> open{0};
+};
+void gate_fn(void *a) {
+  auto *g = static_cast<Gate *>(a);
+  while (!g->open.load()) {
+  }
+}
+}  // namespace
+
+TEST_CASE("a host start before the stream reached an enqueued wait is refused",
+          "[partitioned][enqueue][errors]") {
+  HostStreamComm sc;
+  int x = 0;
+  MPIX_Request req;
+  // To MPI_PROC_NULL: every round completes as soon as it starts.
+  REQUIRE(MPIX_Psend_init(&x, 1, 1, MPI_INT, MPI_PROC_NULL, 0, sc.comm, MPI_INFO_NULL, &req) ==
+          MPI_SUCCESS);
+  Gate gate;
+  REQUIRE(mpix_host_stream_launch(sc.hs, gate_fn, &gate) == 0);
+  REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+  REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(err_class(MPIX_Start(&req)) == MPI_ERR_REQUEST);
+  // Freeing is fine: the request lives on until the stream has passed its wait.
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+  gate.open.store(1);
+  REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+}
+
+TEST_CASE("device-side misuse is reported by the host calls", "[partitioned][device][errors]") {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int sbuf[4] = {1, 2, 3, 4}, rbuf[4] = {0};
+  MPIX_Request s, r;  // a pair to this process itself
+  REQUIRE(MPIX_Psend_init(sbuf, 4, 1, MPI_INT, rank, 7, comm, MPI_INFO_NULL, &s) ==
+          MPI_SUCCESS);
+  REQUIRE(MPIX_Precv_init(rbuf, 4, 1, MPI_INT, rank, 7, comm, MPI_INFO_NULL, &r) == MPI_SUCCESS);
+  MPIX_Prequest ps, pr;
+  REQUIRE(MPIX_Prequest_create(s, &ps) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_create(r, &pr) == MPI_SUCCESS);
+  int flag = 0;
+
+  SECTION("inactive, wrong side, out of range, twice: reported once the round completes") {
+    CHECK(MPIX_Pready(0, ps) == MPI_ERR_REQUEST);  // not started: nothing marked
+    REQUIRE(MPIX_Start(&s) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&r) == MPI_SUCCESS);
+    CHECK(MPIX_Pready(0, pr) == MPI_ERR_REQUEST);      // a receive request
+    CHECK(MPIX_Parrived(ps, 0, &flag) == MPI_ERR_REQUEST);  // a send request
+    CHECK(flag == 1);                                   // never leaves a poller spinning
+    CHECK(MPIX_Pready(4, ps) == MPI_ERR_ARG);
+    CHECK(MPIX_Pready_range(2, 5, ps) == MPI_ERR_ARG);  // nothing of the range marked
+    REQUIRE(MPIX_Pready(0, ps) == MPI_SUCCESS);
+    CHECK(MPIX_Pready(0, ps) == MPI_ERR_ARG);           // twice
+    REQUIRE(MPIX_Pready_range(1, 3, ps) == MPI_SUCCESS);
+    for (int p = 0; p < 4; ++p) {
+      flag = 0;
+      while (!flag) REQUIRE(MPIX_Parrived(pr, p, &flag) == MPI_SUCCESS);
+    }
+    for (int i = 0; i < 4; ++i) CHECK(rbuf[i] == i + 1);
+    // The first misuse of each request (inactive send, wrong-side receive) fails its round:
+    // reported once by the wait, which leaves the request inactive.
+    CHECK(err_class(MPIX_Wait(&s, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    CHECK(err_class(MPIX_Wait(&r, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    CHECK(MPIX_Wait(&s, MPI_STATUS_IGNORE) == MPI_SUCCESS);  // inactive, reported already
+    CHECK(MPIX_Parrived(pr, 0, &flag) == MPI_SUCCESS);       // inactive, arrived last round
+    CHECK(flag == 1);
+    REQUIRE(MPIX_Request_free(&s) == MPI_SUCCESS);
+    REQUIRE(MPIX_Request_free(&r) == MPI_SUCCESS);
+  }
+  SECTION("a misuse that stalls the round makes the host wait fail instead of hang") {
+    REQUIRE(MPIX_Start(&s) == MPI_SUCCESS);  // the receive is never started
+    CHECK(MPIX_Pready(99, ps) == MPI_ERR_ARG);
+    CHECK(err_class(MPIX_Wait(&s, MPI_STATUS_IGNORE)) == MPI_ERR_ARG);  // the round failed
+    flag = 0;
+    CHECK(MPIX_Test(&s, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);  // inactive now
+    CHECK(flag == 1);
+    REQUIRE(MPIX_Request_free(&s) == MPI_SUCCESS);
+    CHECK(s == MPIX_REQUEST_NULL);
+    REQUIRE(MPIX_Request_free(&r) == MPI_SUCCESS);
+  }
+  // The device requests outlive their requests; free them last.
+  REQUIRE(MPIX_Prequest_free(&ps) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_free(&pr) == MPI_SUCCESS);
+  CHECK(err_class(MPIX_Prequest_free(&ps)) == MPI_ERR_ARG);
+  MPI_Comm_free(&comm);
+}
