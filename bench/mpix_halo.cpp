@@ -3,6 +3,7 @@
 //
 //   mpirun -np 2 mpix_halo [--device host|cuda] [--sizes 64,128,...] [--dims RxC]
 //                          [--check-every K] [--reps R] [--seconds S] [--json FILE]
+//                          [--halo-buffers device|host]
 //
 // Each rank owns an n x n block (global grid dims[1]*n wide, dims[0]*n tall; default 1x2, so
 // the two ranks swap one packed column per iteration). One iteration is the example's full
@@ -33,6 +34,7 @@ struct Options {
   int check_every = 10;
   int reps = 5;
   double seconds = 0.5;
+  bool host_halos = false;  // --halo-buffers host: kernels pack into page-locked host memory
   std::string json;
 };
 
@@ -40,12 +42,13 @@ struct Row {
   int n = 0;
   jacobi::Variant variant = jacobi::Variant::classic;
   int iters = 0;
-  std::vector<double> us;  // per repetition, microseconds per iteration
-  double median() const {
-    std::vector<double> v = us;
+  std::vector<double> us;       // per repetition, microseconds per iteration
+  std::vector<double> host_us;  // per repetition, host thread busy (not waiting) per iteration
+  static double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   }
+  double median() const { return median(us); }
   double min() const { return *std::min_element(us.begin(), us.end()); }
 };
 
@@ -65,6 +68,10 @@ bool parse(int argc, char **argv, Options *o) {
     else if (a == "--reps") o->reps = std::atoi(v);
     else if (a == "--seconds") o->seconds = std::atof(v);
     else if (a == "--json") o->json = v;
+    else if (a == "--halo-buffers") {
+      if (std::strcmp(v, "host") && std::strcmp(v, "device")) return false;
+      o->host_halos = !std::strcmp(v, "host");
+    }
     else return false;
   }
   for (int n : o->sizes)
@@ -82,10 +89,19 @@ jacobi::Params params(const Options &o, int n, jacobi::Variant v, int iters, int
   p.warmup = warmup;
   p.check_every = o.check_every;
   p.variant = v;
+  p.host_halos = o.host_halos;
   return p;
 }
 
 double us_per_iter(const jacobi::Result &r) { return 1e6 * r.seconds / r.timed_iters; }
+
+// The busiest rank's host thread time in the loop, less time blocked on the residual: for mpix
+// what enqueueing an iteration costs the host; for classic the whole iteration.
+double host_us_per_iter(const jacobi::Result &r) {
+  double mine = 1e6 * (r.host_loop_seconds - r.host_wait_seconds) / r.timed_iters, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return all;
+}
 
 void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
   FILE *f = std::fopen(o.json.c_str(), "w");
@@ -99,14 +115,17 @@ void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
   std::fprintf(f,
                "{\n  \"benchmark\": \"mpix_halo\",\n  \"device\": \"%s\",\n  \"host\": \"%s\",\n"
                "  \"ranks\": %d,\n  \"dims\": [%d, %d],\n  \"check_every\": %d,\n"
-               "  \"reps\": %d,\n  \"unit\": \"us per iteration\",\n  \"results\": [\n",
-               o.device.c_str(), host, ranks, o.dims[0], o.dims[1], o.check_every, o.reps);
+               "  \"reps\": %d,\n  \"halo_buffers\": \"%s\",\n  \"unit\": \"us per iteration\",\n"
+               "  \"results\": [\n",
+               o.device.c_str(), host, ranks, o.dims[0], o.dims[1], o.check_every, o.reps,
+               o.host_halos ? "host" : "device");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row &r = rows[i];
     std::fprintf(f,
                  "    {\"n\": %d, \"variant\": \"%s\", \"iters\": %d, \"median_us\": %.3f, "
-                 "\"min_us\": %.3f, \"reps_us\": [",
-                 r.n, jacobi::variant_name(r.variant), r.iters, r.median(), r.min());
+                 "\"min_us\": %.3f, \"host_busy_us\": %.3f, \"reps_us\": [",
+                 r.n, jacobi::variant_name(r.variant), r.iters, r.median(), r.min(),
+                 Row::median(r.host_us));
     for (std::size_t k = 0; k < r.us.size(); ++k)
       std::fprintf(f, "%s%.3f", k ? ", " : "", r.us[k]);
     std::fprintf(f, "]}%s\n", i + 1 < rows.size() ? "," : "");
@@ -130,7 +149,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr,
                    "usage: mpirun -np R*C mpix_halo [--device host|cuda] [--sizes 64,128,...] "
                    "[--dims RxC (default 1x2)] [--check-every K] [--reps R] [--seconds S] "
-                   "[--json FILE]  (needs MPI_THREAD_MULTIPLE)\n");
+                   "[--halo-buffers device|host] [--json FILE]  (needs MPI_THREAD_MULTIPLE)\n");
     MPI_Finalize();
     return 2;
   }
@@ -149,8 +168,10 @@ int main(int argc, char **argv) {
       std::printf("# mpix_halo: Jacobi iteration time, %d ranks (%dx%d), device %s, residual "
                   "every %d iterations, median of %d\n",
                   size, o.dims[0], o.dims[1], o.device.c_str(), o.check_every, o.reps);
-      std::printf("# %-8s %10s %16s %16s %10s\n", "n/rank", "iters", "classic(us/it)",
-                  "mpix(us/it)", "speedup");
+      std::printf("# halo buffers in %s memory; mpix host: the host thread's busy time per "
+                  "iteration (enqueueing)\n", o.host_halos ? "page-locked host" : "compute");
+      std::printf("# %-8s %10s %16s %16s %10s %16s\n", "n/rank", "iters", "classic(us/it)",
+                  "mpix(us/it)", "speedup", "mpix host(us/it)");
     }
     for (int n : o.sizes) {
       const jacobi::Variant variants[2] = {jacobi::Variant::classic, jacobi::Variant::mpix};
@@ -177,10 +198,12 @@ int main(int argc, char **argv) {
           jacobi::Result r =
               jacobi::solve(MPI_COMM_WORLD, params(o, n, variants[v], iters, warmup), *dev);
           row[v].us.push_back(us_per_iter(r));
+          row[v].host_us.push_back(host_us_per_iter(r));
         }
       if (rank == 0)
-        std::printf("  %-8d %10d %16.2f %16.2f %9.2fx\n", n, iters, row[0].median(),
-                    row[1].median(), row[0].median() / row[1].median());
+        std::printf("  %-8d %10d %16.2f %16.2f %9.2fx %16.2f\n", n, iters, row[0].median(),
+                    row[1].median(), row[0].median() / row[1].median(),
+                    Row::median(row[1].host_us));
       std::fflush(stdout);
       rows.push_back(row[0]);
       rows.push_back(row[1]);

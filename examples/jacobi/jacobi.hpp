@@ -25,6 +25,9 @@ struct Params {
   double tol = 0;            // stop once a residual is below tol (0: run all iterations)
   int warmup = 0;            // untimed iterations before the timed ones (benchmarks)
   Variant variant = Variant::mpix;
+  // Halo buffers in page-locked host memory that the kernels write and read directly (GPU
+  // devices), instead of device memory: no staging copies in either variant.
+  bool host_halos = false;
 };
 
 // This rank's block of the global grid, on a Cartesian communicator.
@@ -58,6 +61,9 @@ struct Result {
   int nx = 0, ny = 0, gx0 = 0, gy0 = 0, NX = 0, NY = 0;
   double seconds = 0;             // timed iterations (after warmup), slowest rank
   int timed_iters = 0;
+  // Of the timed part, this rank's host thread: time in the loop (enqueueing, or for classic
+  // everything), and of that, time blocked waiting for a residual (mpix's one-check-back wait).
+  double host_loop_seconds = 0, host_wait_seconds = 0;
 };
 
 // Runs the solver; collective over @p comm. Errors (MPI or mpix return codes) throw
