@@ -6,11 +6,15 @@
 # $BUDGET_S seconds, so that one stuck step cannot eat the device time.
 set -u
 src=${1:-.}
-out=${OUT:?set OUT to the result folder}
+final=${OUT:?set OUT to the result folder}
 budget=${BUDGET_S:-520}
 source .devdeps/on-device.sh
 export CUDA_MODULE_LOADING=EAGER OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Results are collected outside $OUT and packed into one archive there, whatever happens: the
+# device run returns a limited number of files.
+out=$(mktemp -d)
 mkdir -p "$out/json" "$out/logs"
+trap 'tar -C "$out" -czf "$final/results.tgz" . ; cp "$out/steps.log" "$final/" 2>/dev/null' EXIT
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*" | tee -a "$out/steps.log"; }
 left() { [ "$SECONDS" -lt "$budget" ]; }
 
@@ -57,7 +61,8 @@ if left; then
   log "tests"
   timeout 300 ctest --test-dir build-gpu -R '^gpu_' --output-on-failure --timeout 100 \
     > "$out/logs/ctest_gpu.log" 2>&1
-  tail -25 "$out/logs/ctest_gpu.log"
+  grep -E "FAILED|failed|REQUIRE|CHECK|with expansion|Error|error" -A3 "$out/logs/ctest_gpu.log" | head -60
+  tail -22 "$out/logs/ctest_gpu.log"
 fi
 
 for m in enqueue mpi-sync enqueue-hostfn enqueue-kernel nccl; do bench latency "D D" $m ""; done
@@ -67,3 +72,4 @@ for m in enqueue mpi-sync enqueue-hostfn enqueue-kernel; do bench bw "H H" $m ""
 for m in enqueue mpi-sync enqueue-hostfn enqueue-kernel nccl; do bench bw "D D" $m ""; done
 log "done"
 grep -h "profile\|isend-cpu" "$out"/logs/*.txt
+for f in "$out"/logs/latency_*.txt; do echo "$(basename "$f" .txt): $(grep -E '^8 ' "$f")"; done

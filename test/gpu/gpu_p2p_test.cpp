@@ -70,23 +70,23 @@ TEST_CASE("large messages (rendezvous) in every placement arrive intact", "[gpu]
   const int peer = rank ^ 1;
   CudaStreamComm s;
   const std::size_t bytes = 16u << 20;
+  // Filled and checked on the host: a kernel may not touch pageable memory.
+  std::vector<unsigned char> v(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) v[i] = pattern_byte(100 + rank, i);
   for (Place place : all_places()) {
     INFO("buffers: " << place_name(place));
     GpuBuf out(place, bytes), in(place, bytes);
-    CUDA_REQUIRE(fill_pattern(out.get(), bytes, 100 + rank, s.cs));
-    CUDA_REQUIRE(cudaMemsetAsync(in.get(), 0, bytes, s.cs));
+    out.write(v);
+    in.write(std::vector<unsigned char>(bytes, 0));
     MPI_Request r[2];
     REQUIRE(MPIX_Irecv_enqueue(in.get(), (int)bytes, MPI_BYTE, peer, 1, s.comm, &r[0]) == MPI_SUCCESS);
     REQUIRE(MPIX_Isend_enqueue(out.get(), (int)bytes, MPI_BYTE, peer, 1, s.comm, &r[1]) == MPI_SUCCESS);
     REQUIRE(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
-    GpuBuf counters(Place::device, 2 * sizeof(unsigned long long));
-    CUDA_REQUIRE(cudaMemsetAsync(counters.get(), 0, 2 * sizeof(unsigned long long), s.cs));
-    auto *c = counters.as<unsigned long long>();
-    CUDA_REQUIRE(check_pattern(in.get(), bytes, 100 + peer, c, c + 1, s.cs));
     s.sync();
-    auto res = counters.read<unsigned long long>(2);
-    CHECK(res[0] == 0);
-    CHECK(res[1] == 1);
+    auto got = in.read<unsigned char>(bytes);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < bytes; ++i) bad += got[i] != pattern_byte(100 + peer, i);
+    CHECK(bad == 0);
   }
 }
 
