@@ -38,6 +38,7 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
              "not completed; the communicator is not freed", static_cast<long long>(pending));
     return MPI_ERR_PENDING;
   }
+  (*h)->detach_stream();
   delete h;
   return MPI_SUCCESS;
 }
@@ -53,9 +54,11 @@ int keyval() {
 
 }  // namespace
 
-CommCtx::~CommCtx() {
-  if (stream) stream->attached_comms.fetch_sub(1);
+void CommCtx::detach_stream() {
+  if (stream && !detached_.exchange(true)) stream->attached_comms.fetch_sub(1);
 }
+
+CommCtx::~CommCtx() { detach_stream(); }
 
 Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx) {
   auto *h = new Holder(std::move(ctx));

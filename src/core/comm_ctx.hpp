@@ -17,7 +17,14 @@ struct CommCtx {
   std::shared_ptr<Stream> stream;  // null for a plain duplicate (MPIX_STREAM_NULL)
   std::unique_ptr<ProviderComm> prov;
   std::atomic<int64_t> pending_ops{0};
+  // Stops counting this communicator in stream->attached_comms (once). Called at MPI_Comm_free:
+  // ops that just completed may keep the context alive a moment longer, and MPIX_Stream_free
+  // right after MPI_Comm_free must still succeed.
+  void detach_stream();
   ~CommCtx();
+
+ private:
+  std::atomic<bool> detached_{false};
 };
 
 // Attaches a new context to @p comm.

@@ -14,18 +14,26 @@ Stream::Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<E
 }
 
 Stream::~Stream() {
-  if (exec_) {
-    Status st = exec_->synchronize();
-    if (!st.is_ok()) MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
-    exec_.reset();
-  }
+  release_exec();
   signal_pool().release(trigger_);
+}
+
+void Stream::release_exec() {
+  std::lock_guard<std::mutex> lk(exec_mu_);
+  released_ = true;
+  if (!exec_) return;
+  Status st = exec_->synchronize();
+  if (!st.is_ok()) MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
+  exec_.reset();
 }
 
 uint64_t Stream::load_trigger_base() const { return __atomic_load_n(trigger_.word, __ATOMIC_ACQUIRE); }
 
 Status Stream::exec(ExecStream **out) {
   std::lock_guard<std::mutex> lk(exec_mu_);
+  if (released_)
+    return make_status(MPI_ERR_ARG, "stream %llu was freed (MPIX_Stream_free)",
+                       static_cast<unsigned long long>(id_));
   if (!exec_) {
     // A general stream (MPI_INFO_NULL): a host stream of our own, made on first use.
     Backend *host = nullptr;
@@ -95,7 +103,11 @@ Status stream_unregister(uint64_t id) {
     victim = std::move(it->second);
     r.live.erase(it);
   }
-  victim.reset();  // outside the lock: may synchronize the native stream
+  // Outside the lock: drains the native stream. Ops that completed a moment ago may still hold
+  // this object, but from here on nothing touches the native stream: the user may destroy it
+  // (or a new stream may get its address) right after MPIX_Stream_free returns.
+  victim->release_exec();
+  victim.reset();
   return {};
 }
 

@@ -23,8 +23,12 @@ class Stream {
   uint64_t id() const { return id_; }
   StreamKind kind() const { return kind_; }
   Backend *backend() const { return backend_; }
-  // The executing stream; a general stream makes a host stream on first use.
+  // The executing stream; a general stream makes a host stream on first use. Fails once the
+  // stream was released.
   Status exec(ExecStream **out);
+  // MPIX_Stream_free: drains and lets go of the native stream, so that mpix never touches it
+  // again even while completed ops still hold this object.
+  void release_exec();
 
   // Serialises enqueues so that threshold order equals stream order.
   std::mutex &enqueue_mutex() { return enqueue_mu_; }
@@ -45,6 +49,7 @@ class Stream {
   Backend *backend_;
   std::mutex exec_mu_;
   std::unique_ptr<ExecStream> exec_;
+  bool released_ = false;  // guarded by exec_mu_
   std::mutex enqueue_mu_;
   uint64_t last_threshold_ = 0;
   SignalWord trigger_;
