@@ -109,11 +109,7 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
       st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request", i);
     else if (comm == MPI_COMM_NULL) comm = op->comm;
   }
-  for (int i = 0; st.is_ok() && i < count; ++i) {
-    MPI_Status *s = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                             : &array_of_statuses[i];
-    st = enqueue_wait(&array_of_requests[i], s);
-  }
+  if (st.is_ok() && count > 0) st = enqueue_waitall(count, array_of_requests, array_of_statuses);
   return finish(comm, "MPIX_Waitall_enqueue", st);
 }
 

@@ -1,6 +1,7 @@
 #include "core/enqueue.hpp"
 
 #include <memory>
+#include <vector>
 
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
@@ -128,30 +129,60 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
 }
 
 Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
-  if (*request == MPI_REQUEST_NULL) {
-    empty_status(status);
-    return {};
+  return enqueue_waitall(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
+}
+
+Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
+  auto status_of = [&](int i) {
+    return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
+  };
+  std::vector<Op *> ops(static_cast<std::size_t>(count), nullptr);
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) {
+      empty_status(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
+      continue;
+    }
+    ops[i] = request_find(requests[i], /*take=*/true);
+    if (!ops[i])
+      return make_status(MPI_ERR_REQUEST, "request %d is not an mpix enqueue request (or was "
+                                          "already completed)", i);
   }
-  Op *op = request_find(*request, /*take=*/true);
-  if (!op)
-    return make_status(MPI_ERR_REQUEST, "request is not an mpix enqueue request (or was "
-                                        "already completed)");
-  ExecStream *ex = nullptr;
-  MPIX_TRY(op->stream->exec(&ex));
-  {
-    std::lock_guard<std::mutex> lk(op->stream->enqueue_mutex());
-    MPIX_TRY(ex->wait_value(op->done.word, op->done_value));
-    if (op->staging)
-      MPIX_TRY(staging_copy_in(*op->staging, *ex, op->stream->trigger_word(),
-                               op->stream->peek_next_threshold()));
-  }
-  op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
-  *request = MPI_REQUEST_NULL;
-  unsigned old = op->flags.fetch_or(kOpWaitEnqueued);
-  if (old & kOpCompleted) {
-    // Already complete: the agent will not touch the status or the request again.
-    if (op->user_status) *op->user_status = op->status;
-    request_free(op);
+  // Consecutive requests of one stream share one batch of waits (one cuStreamBatchMemOp on a
+  // GPU stream instead of one stream operation per request).
+  std::vector<StreamMemOp> waits;
+  for (int i = 0; i < count;) {
+    if (!ops[i]) {
+      ++i;
+      continue;
+    }
+    Stream &s = *ops[i]->stream;
+    int end = i;
+    waits.clear();
+    for (; end < count && (!ops[end] || ops[end]->stream.get() == &s); ++end)
+      if (ops[end]) waits.push_back({StreamMemOp::wait, ops[end]->done.word, ops[end]->done_value});
+    ExecStream *ex = nullptr;
+    MPIX_TRY(s.exec(&ex));
+    {
+      std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+      MPIX_TRY(ex->batch(waits.data(), waits.size()));
+      for (int k = i; k < end; ++k)
+        if (ops[k] && ops[k]->staging)
+          MPIX_TRY(staging_copy_in(*ops[k]->staging, *ex, s.trigger_word(),
+                                   s.peek_next_threshold()));
+    }
+    for (int k = i; k < end; ++k) {
+      Op *op = ops[k];
+      if (!op) continue;
+      op->user_status = status_of(k);
+      requests[k] = MPI_REQUEST_NULL;
+      unsigned old = op->flags.fetch_or(kOpWaitEnqueued);
+      if (old & kOpCompleted) {
+        // Already complete: the agent will not touch the status or the request again.
+        if (op->user_status) *op->user_status = op->status;
+        request_free(op);
+      }
+    }
+    i = end;
   }
   return {};
 }

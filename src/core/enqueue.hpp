@@ -35,5 +35,8 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
 
 // The stream of the request's communicator waits for it; the handle is consumed.
 Status enqueue_wait(MPI_Request *request, MPI_Status *status);
+// The stream waits for every request of @p requests (MPI_REQUEST_NULL entries allowed);
+// @p statuses may be MPI_STATUSES_IGNORE. Waits on one stream go in one batch.
+Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses);
 
 }  // namespace mpix
