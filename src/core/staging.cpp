@@ -36,7 +36,8 @@ class Pool {
       auto it = free_.find({be, cap});
       if (it != free_.end()) {
         auto &v = it->second;
-        for (std::size_t i = 0; i < v.size(); ++i) {
+        // Newest first: a buffer released a moment ago is likely still in the CPU caches.
+        for (std::size_t i = v.size(); i-- > 0;) {
           // A buffer whose stream may still copy out of it is skipped, not waited for.
           if (v[i].word && !reached(load_signal(v[i].word), v[i].value)) continue;
           *out = v[i].b;
