@@ -196,7 +196,7 @@ void Agent::run() {
       notifier().wait(epoch, std::chrono::milliseconds(100));
       backoff.reset();
     } else {
-      backoff.pause(epoch);
+      backoff.pause(epoch, prov_->busy());
     }
   }
   MPIX_LOG(debug, "agent", "stopped");

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 #include "core/settings.hpp"
 
 namespace mpix {
@@ -33,6 +35,7 @@ Notifier &notifier() {
 Backoff::Backoff()
     : spin_(setting_long(Setting::spin_us)),
       yield_(setting_long(Setting::yield_us)),
+      busy_yield_(std::max(yield_, std::chrono::microseconds(setting_long(Setting::busy_yield_us)))),
       sleep_max_(setting_long(Setting::sleep_us)),
       sleep_(1) {
   reset();
@@ -45,10 +48,10 @@ void Backoff::reset() {
   start_ = std::chrono::steady_clock::now();
 }
 
-void Backoff::pause(uint64_t seen_epoch) {
+void Backoff::pause(uint64_t seen_epoch, bool busy) {
   if (phase_ < 2 && (++count_ & 63) == 0) {
     auto waited = std::chrono::steady_clock::now() - start_;
-    if (waited > spin_ + yield_) phase_ = 2;
+    if (waited > spin_ + (busy ? busy_yield_ : yield_)) phase_ = 2;
     else if (waited > spin_) phase_ = 1;
   }
   switch (phase_) {

@@ -36,13 +36,15 @@ class Backoff {
   Backoff();
   void reset();
   // Waits a little; @p seen_epoch is notifier().epoch() read before the condition was checked.
-  void pause(uint64_t seen_epoch);
+  // @p busy: work is in flight that only polling advances (the agent with posted transfers):
+  // stay in the yield phase for MPIX_BUSY_YIELD_US instead of MPIX_YIELD_US.
+  void pause(uint64_t seen_epoch, bool busy = false);
   // True once the waiter has reached the sleeping phase.
   bool sleeping() const { return phase_ == 2; }
 
  private:
   std::chrono::steady_clock::time_point start_;
-  std::chrono::microseconds spin_, yield_, sleep_max_, sleep_;
+  std::chrono::microseconds spin_, yield_, busy_yield_, sleep_max_, sleep_;
   int phase_ = 0;
   unsigned count_ = 0;
 };

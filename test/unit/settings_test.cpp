@@ -1,5 +1,5 @@
 // The settings registry: one row per MPIX_* variable, values from the environment (CTest sets
-// MPIX_STAGING_CHUNK and MPIX_TIMEOUT for this program, see CMakeLists.txt) or the default.
+// MPIX_SLEEP_US and MPIX_TIMEOUT for this program, see CMakeLists.txt) or the default.
 #include "core/settings.hpp"
 
 #include <cstdlib>
@@ -23,15 +23,15 @@ TEST_CASE("every setting has a unique MPIX_ name, a default and help text", "[se
     CHECK(std::strlen(s.help) > 10);
     CHECK(names.insert(s.name).second);  // no duplicates
   }
-  CHECK(std::string(mpix::setting_info(Setting::staging_chunk).name) == "MPIX_STAGING_CHUNK");
+  CHECK(std::string(mpix::setting_info(Setting::sleep_us).name) == "MPIX_SLEEP_US");
   CHECK(std::string(mpix::setting_info(Setting::spin_us).name) == "MPIX_SPIN_US");
 }
 
 TEST_CASE("values come from the environment, else the default", "[settings]") {
   // Set by CTest for this program.
-  REQUIRE(std::getenv("MPIX_STAGING_CHUNK") != nullptr);
-  CHECK(std::string(mpix::setting_str(Setting::staging_chunk)) == "12345");
-  CHECK(mpix::setting_long(Setting::staging_chunk) == 12345);
+  REQUIRE(std::getenv("MPIX_SLEEP_US") != nullptr);
+  CHECK(std::string(mpix::setting_str(Setting::sleep_us)) == "12345");
+  CHECK(mpix::setting_long(Setting::sleep_us) == 12345);
   // Unparsable: the default is used instead.
   REQUIRE(std::string(std::getenv("MPIX_TIMEOUT")) == "soon");
   CHECK(std::string(mpix::setting_str(Setting::timeout)) == "soon");
@@ -48,8 +48,8 @@ TEST_CASE("values come from the environment, else the default", "[settings]") {
 }
 
 TEST_CASE("values are read once: later environment changes do not apply", "[settings]") {
-  const std::string before = mpix::setting_str(Setting::staging_chunk);
-  setenv("MPIX_STAGING_CHUNK", "999", 1);
-  CHECK(std::string(mpix::setting_str(Setting::staging_chunk)) == before);
-  setenv("MPIX_STAGING_CHUNK", before.c_str(), 1);
+  const std::string before = mpix::setting_str(Setting::sleep_us);
+  setenv("MPIX_SLEEP_US", "999", 1);
+  CHECK(std::string(mpix::setting_str(Setting::sleep_us)) == before);
+  setenv("MPIX_SLEEP_US", before.c_str(), 1);
 }
