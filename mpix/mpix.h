@@ -189,7 +189,8 @@ int MPIX_Free_queue(MPIX_Queue queue);
  * complete or free it on the host with MPI_Wait / MPI_Test / MPI_Request_free as any request
  * (after the stream has passed MPIX_Enqueue_wait it is already complete).
  * @p comm carries the message: any communicator with provider mpi; a stream communicator with
- * other providers.
+ * other providers. Buffers must be host memory (pageable or pinned) unless the provider reads
+ * device memory: device and managed buffers are refused (no staging on this path).
  * @return MPI_SUCCESS, MPI_ERR_ARG (bad queue, null @p request), MPI_ERR_COMM, MPI_ERR_COUNT,
  *         MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_RANK, MPI_ERR_TAG,
  *         MPI_ERR_UNSUPPORTED_OPERATION (device buffer on a path that cannot read it).
@@ -302,7 +303,9 @@ int MPIX_Parrived(MPIX_Request request, int partition, int *flag);
 /**
  * Waits until the active round of @p *request completes; the request becomes inactive and stays
  * allocated (persistent). An inactive or MPIX_REQUEST_NULL request returns at once with an
- * empty status. Errors found by a device (see mpix_device.h) are reported here.
+ * empty status. A misuse recorded by a device (see mpix_device.h) fails the round: it is
+ * reported here once, the request becomes inactive, and what was not yet transferred is
+ * abandoned (so a misuse that stalls the round never hangs the wait).
  * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle; device-side misuse), MPI_ERR_ARG (device
  *         partition out of range or double ready), MPI_ERR_TRUNCATE / MPI_ERR_TYPE (sender and
  *         receiver sizes do not fit; also in status->MPI_ERROR).

@@ -1,20 +1,27 @@
 #include "partitioned/device_request.hpp"
 
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "core/log.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
 #include "partitioned/prequest.hpp"
 
+#ifdef MPIX_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace mpix {
 namespace {
 
 struct DeviceRequest {
   Backend *backend = nullptr;
-  void *mem = nullptr;              // the descriptor and its word table
-  std::shared_ptr<PWords> words;    // kept alive while a kernel may use them
+  bool device_memory = false;      // descriptor in device memory (CUDA), else backend pinned
+  void *mem = nullptr;             // the descriptor and its word table
+  std::shared_ptr<PWords> words;   // kept alive while a kernel may use them
 };
 
 struct Registry {
@@ -27,25 +34,50 @@ Registry &registry() {
   return *r;
 }
 
-// The GPU backend of this process's device, with the signal pool mapped into the current
-// device (opening a stream prepares a device; the null stream names the current one), or the
-// host backend when no GPU backend runs here.
+// The GPU backend that runs here, or the host backend when none does. Opening a stream on the
+// current device (the null stream names it) makes the backend map the signal pool into that
+// device now, in case no stream of it was opened yet.
 Backend *device_backend() {
   for (StreamKind k : {StreamKind::cuda, StreamKind::hip}) {
     Backend *be = nullptr;
     if (!backend_get(k, &be).is_ok()) continue;
     std::unique_ptr<ExecStream> probe;
     Status st = be->open_stream(nullptr, TriggerMode::memop, &probe);
-    if (!st.is_ok()) {
-      MPIX_LOG(warn, "api", "MPIX_Prequest_create: preparing the current %s device: %s",
+    if (!st.is_ok())
+      MPIX_LOG(info, "api", "MPIX_Prequest_create: preparing the current %s device through its "
+               "null stream: %s (its signal memory is mapped once a stream of it is opened)",
                be->name(), st.what().c_str());
-      continue;
-    }
     return be;
   }
   Backend *host = nullptr;
   backend_get(StreamKind::host, &host);
   return host;
+}
+
+// Places the descriptor image where the device reads it: device memory on CUDA (each device
+// call then reads its constant fields from device memory, not across PCIe), else the
+// backend's pinned host memory (plain host memory for the host backend).
+Status place(Backend *be, const std::vector<unsigned char> &image, DeviceRequest *dr) {
+  dr->backend = be;
+#ifdef MPIX_HAVE_CUDA
+  if (be->kind() == StreamKind::cuda) {
+    void *d = nullptr;
+    cudaError_t rc = cudaMalloc(&d, image.size());
+    if (rc == cudaSuccess) rc = cudaMemcpy(d, image.data(), image.size(), cudaMemcpyHostToDevice);
+    if (rc != cudaSuccess) {
+      if (d) cudaFree(d);
+      cudaGetLastError();
+      return make_status(MPI_ERR_NO_MEM, "placing a %zu-byte device request in device memory: "
+                         "%s", image.size(), cudaGetErrorString(rc));
+    }
+    dr->mem = d;
+    dr->device_memory = true;
+    return {};
+  }
+#endif
+  MPIX_TRY(be->alloc_pinned(image.size(), &dr->mem));
+  std::memcpy(dr->mem, image.data(), image.size());
+  return {};
 }
 
 }  // namespace
@@ -54,28 +86,39 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   Backend *be = device_backend();
   const std::shared_ptr<PWords> &w = r->words();
   const std::size_t n = w->part.size();
-  const std::size_t bytes = sizeof(mpix_prequest_s) + n * sizeof(uint64_t *);
   static_assert(sizeof(mpix_prequest_s) % alignof(uint64_t *) == 0,
                 "the word table follows the descriptor");
-  void *mem = nullptr;
-  MPIX_TRY(be->alloc_pinned(bytes, &mem));
-  auto *d = static_cast<mpix_prequest_s *>(mem);
+  std::vector<unsigned char> image(sizeof(mpix_prequest_s) + n * sizeof(uint64_t *));
+  DeviceRequest dr;
+  dr.words = w;
+  // The table's address is only known once the image is placed: place a first time, fill in.
+  MPIX_TRY(place(be, image, &dr));
+  auto *d = reinterpret_cast<mpix_prequest_s *>(image.data());
   auto **table = reinterpret_cast<uint64_t **>(d + 1);
   for (std::size_t i = 0; i < n; ++i) table[i] = w->part[i].word;
+  d->magic = MPIX_PREQUEST_MAGIC;
   d->base = w->base;
   d->round = w->round.word;
   d->error = w->error.word;
-  d->words = table;
+  d->words = reinterpret_cast<uint64_t *const *>(static_cast<mpix_prequest_s *>(dr.mem) + 1);
   d->partitions = r->partitions();
   d->is_send = r->side() == PRequest::Side::send;
-  d->magic = MPIX_PREQUEST_MAGIC;
-  {
-    Registry &reg = registry();
-    std::lock_guard<std::mutex> lk(reg.mu);
-    reg.live[mem] = DeviceRequest{be, mem, w};
+#ifdef MPIX_HAVE_CUDA
+  if (dr.device_memory) {
+    cudaError_t rc = cudaMemcpy(dr.mem, image.data(), image.size(), cudaMemcpyHostToDevice);
+    if (rc != cudaSuccess) {
+      cudaFree(dr.mem);
+      return make_status(MPI_ERR_OTHER, "writing a device request: %s", cudaGetErrorString(rc));
+    }
   }
-  MPIX_LOG(debug, "api", "device request %p (%s memory) for %zu partitions", mem, be->name(), n);
-  *out = d;
+#endif
+  if (!dr.device_memory) std::memcpy(dr.mem, image.data(), image.size());
+  MPIX_LOG(debug, "api", "device request %p (%s, %s memory) for %zu partitions", dr.mem,
+           be->name(), dr.device_memory ? "device" : "host", n);
+  *out = static_cast<MPIX_Prequest>(dr.mem);
+  Registry &reg = registry();
+  std::lock_guard<std::mutex> lk(reg.mu);
+  reg.live[dr.mem] = std::move(dr);
   return {};
 }
 
@@ -91,6 +134,12 @@ Status device_request_free(MPIX_Prequest p) {
     dr = std::move(it->second);
     reg.live.erase(it);
   }
+#ifdef MPIX_HAVE_CUDA
+  if (dr.device_memory) {
+    cudaFree(dr.mem);
+    return {};
+  }
+#endif
   p->magic = 0;
   dr.backend->free_pinned(dr.mem);
   return {};

@@ -1,8 +1,9 @@
 // MPIX_Prequest: a partitioned request exported to GPU kernels. The handle IS the address of
-// its descriptor (struct mpix_prequest_s, mpix/mpix_device.h) in host memory the device can
-// read: pinned memory of the GPU backend when one runs here, plain host memory otherwise
-// (then host threads use the same header's inline calls). The descriptor points at the
-// request's signal words, which the GPU backend maps for the device at their host addresses.
+// its descriptor (struct mpix_prequest_s, mpix/mpix_device.h) where the device reads it:
+// device memory on CUDA, pinned host memory of the HIP backend, plain host memory without a
+// GPU backend (then host threads use the same header's inline calls). The descriptor points
+// at the request's signal words in host memory, which the GPU backend maps for the device at
+// their host addresses (registered memory; CUDA's "host pointer for registered memory").
 #pragma once
 
 #include <memory>

@@ -61,6 +61,11 @@ Status p_init(PRequest::Side side, const void *buf, int partitions, MPI_Count co
   MPIX_TRY(check_datatype(dt));
   MPIX_TRY(check_buffer(buf, partitions > 0 && count > 0 ? 1 : 0, dt, "buf"));
   // MPI-4 partitioned calls take no wildcards.
+  if (peer == MPI_ANY_SOURCE)
+    return make_status(MPI_ERR_RANK, "MPI_ANY_SOURCE: partitioned communication takes no "
+                       "wildcards");
+  if (tag == MPI_ANY_TAG)
+    return make_status(MPI_ERR_TAG, "MPI_ANY_TAG: partitioned communication takes no wildcards");
   MPIX_TRY(check_rank(comm, peer, false));
   MPIX_TRY(check_tag(tag, false));
   MPIX_TRY(check_host_accessible(buf, "buf"));

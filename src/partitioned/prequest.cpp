@@ -297,8 +297,10 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
   }
   {
     std::lock_guard<std::mutex> slk(*order);
-    MPIX_TRY(ex->wait_value(words_->done.word, R));
-    MPIX_TRY(ex->write_value(words_->round.word, R));
+    // One call (one cuStreamBatchMemOp on a GPU stream): wait for the round, mark it done.
+    const StreamMemOp ops[2] = {{StreamMemOp::wait, words_->done.word, R},
+                                {StreamMemOp::write, words_->round.word, R}};
+    MPIX_TRY(ex->batch(ops, 2));
   }
   active_ = false;
   last_wait_enqueued_ = true;

@@ -9,6 +9,7 @@
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 #include "core/waiter.hpp"
+#include "gpu/backend.hpp"
 #include "providers/provider.hpp"
 #include "queue/queue_stream.hpp"
 
@@ -41,6 +42,19 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
                          "communicators (MPIX_Stream_comm_create); comm is a plain one",
                          prov->name());
     ctx = plain_ctx_;
+  }
+  // Staged device buffers would be copied at enqueue time, not at the start, and copied back
+  // only by an MPI_Request wait: not the queue's semantics. Refuse them unless the provider
+  // reads device memory itself.
+  Provider *prov = nullptr;
+  MPIX_TRY(provider_get(&prov));
+  for (const void *p : {a.sbuf, static_cast<const void *>(a.rbuf)}) {
+    if (!p || a.count == 0 || prov->caps().device_memory) continue;
+    MemKind mk = stream_->backend()->classify(p);
+    if (mk == MemKind::device || mk == MemKind::managed)
+      return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "%s buffer %p: queue operations need "
+                         "host or pinned host buffers with provider %s", mem_kind_name(mk), p,
+                         prov->name());
   }
   std::lock_guard<std::mutex> lk(mu_);
   a.queue_stream = stream_;

@@ -1,0 +1,326 @@
+// bench/mpix_partitioned: kernel-triggered partitioned communication against the non-
+// partitioned enqueue path and host-synchronised MPI, two ranks with one GPU each (like OSU's
+// osu_partitioned_latency, but the partitions are marked ready by the producing kernel).
+//
+// Each iteration is a ping-pong. On each side a kernel with one block per partition writes the
+// message (optionally after a staggered "compute": block b finishes at (b+1)/P of
+// --compute-us), and the message goes to the peer:
+//   partitioned  each block calls the device MPIX_Pready as soon as its partition is written;
+//                rounds start and complete in stream order (MPIX_Start_enqueue /
+//                MPIX_Pwait_enqueue). The send of early partitions overlaps the kernel.
+//   enqueue      after the kernel, MPIX_Isend_enqueue of the whole message (stream order).
+//   mpi-sync     cudaStreamSynchronize, then MPI_Send (what codes do today).
+// Reported: one-way time = round trip / 2, from the start of the producing kernel to the whole
+// message having arrived on the other side (and, for partitioned, the mean cost of a device
+// MPIX_Pready). Buffers are pinned host memory the kernels write directly (mpix posts
+// partitions to MPI from the host; this Open MPI is not CUDA-aware).
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mpix/mpix.h"
+#include "partitioned_kernels.hpp"
+
+namespace {
+
+void die(const char *what, const char *why) {
+  std::fprintf(stderr, "mpix_partitioned: %s: %s\n", what, why);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+void mpi_ok(int rc, const char *what) {
+  if (rc == MPI_SUCCESS) return;
+  char s[MPI_MAX_ERROR_STRING];
+  int n = 0;
+  MPI_Error_string(rc, s, &n);
+  die(what, s);
+}
+void cuda_ok(cudaError_t rc, const char *what) {
+  if (rc != cudaSuccess) die(what, cudaGetErrorString(rc));
+}
+
+struct Options {
+  std::vector<std::size_t> sizes;
+  std::vector<int> parts;
+  std::vector<std::string> modes;
+  double compute_us = 0;
+  int iters = 200, warmup = 10;
+  std::string json, label;
+};
+
+std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Options parse(int argc, char **argv) {
+  Options o;
+  std::string sizes = "4096:16777216", parts = "1,2,4,8,16,32,64",
+              modes = "partitioned,enqueue,mpi-sync";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) die(a.c_str(), "needs a value");
+      return argv[++i];
+    };
+    if (a == "--sizes") sizes = next();
+    else if (a == "--parts") parts = next();
+    else if (a == "--modes") modes = next();
+    else if (a == "--compute-us") o.compute_us = std::atof(next().c_str());
+    else if (a == "--iters") o.iters = std::atoi(next().c_str());
+    else if (a == "--warmup") o.warmup = std::atoi(next().c_str());
+    else if (a == "--json") o.json = next();
+    else if (a == "--label") o.label = next();
+    else {
+      std::fprintf(stderr,
+                   "usage: mpix_partitioned [--sizes MIN:MAX bytes, powers of 2] [--parts "
+                   "1,2,...] [--modes partitioned,enqueue,mpi-sync] [--compute-us T] "
+                   "[--iters N] [--warmup N] [--json FILE] [--label TEXT]\n");
+      std::exit(2);
+    }
+  }
+  auto mm = split(sizes, ':');
+  std::size_t lo = std::strtoull(mm[0].c_str(), nullptr, 0);
+  std::size_t hi = mm.size() > 1 ? std::strtoull(mm[1].c_str(), nullptr, 0) : lo;
+  for (std::size_t s = lo; s <= hi; s *= 4) o.sizes.push_back(s);
+  for (auto &p : split(parts, ',')) o.parts.push_back(std::atoi(p.c_str()));
+  o.modes = split(modes, ',');
+  return o;
+}
+
+struct Ctx {
+  int rank = 0, peer = 1;
+  cudaStream_t cs = nullptr;
+  MPIX_Stream stream = MPIX_STREAM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // stream communicator on cs
+  unsigned long long *pready = nullptr;  // device: [sum ns, count]
+};
+
+struct Result {
+  std::string mode;
+  int parts;
+  std::size_t bytes;
+  double oneway_us, pready_ns;
+  int iters;
+};
+
+int iters_for(const Options &o, std::size_t bytes) {
+  if (bytes <= (64u << 10)) return o.iters;
+  long n = static_cast<long>(o.iters) * (64 << 10) / static_cast<long>(bytes);
+  return n < 10 ? 10 : static_cast<int>(n);
+}
+
+// One configuration; returns the one-way time in microseconds (on rank 0).
+double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
+                       double *pready_ns, void *sbuf, void *rbuf) {
+  const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
+  const std::size_t per = bytes / parts;
+  MPIX_Request s, r;
+  mpi_ok(MPIX_Psend_init(sbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
+                         MPI_INFO_NULL, &s), "MPIX_Psend_init");
+  mpi_ok(MPIX_Precv_init(rbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
+                         MPI_INFO_NULL, &r), "MPIX_Precv_init");
+  MPIX_Prequest ps;
+  mpi_ok(MPIX_Prequest_create(s, &ps), "MPIX_Prequest_create");
+  cuda_ok(cudaMemset(c.pready, 0, 2 * sizeof(unsigned long long)), "cudaMemset");
+  double t0 = 0;
+  for (int it = -o.warmup; it < iters; ++it) {
+    if (it == 0) {
+      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+      MPI_Barrier(c.comm);
+      cuda_ok(cudaMemset(c.pready, 0, 2 * sizeof(unsigned long long)), "cudaMemset");
+      t0 = MPI_Wtime();
+    }
+    if (c.rank == 0) {
+      mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
+      mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
+      cuda_ok(pbench::compute(sbuf, per, parts, cns, it, ps, c.pready, c.cs), "compute");
+      mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+      mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
+    } else {
+      mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
+      mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
+      mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
+      cuda_ok(pbench::compute(sbuf, per, parts, cns, it, ps, c.pready, c.cs), "compute");
+      mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+    }
+  }
+  cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+  const double t = MPI_Wtime() - t0;
+  unsigned long long pr[2] = {0, 0};
+  cuda_ok(cudaMemcpy(pr, c.pready, sizeof pr, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  *pready_ns = pr[1] ? static_cast<double>(pr[0]) / pr[1] : 0;
+  mpi_ok(MPIX_Prequest_free(&ps), "MPIX_Prequest_free");
+  mpi_ok(MPIX_Request_free(&s), "MPIX_Request_free");
+  mpi_ok(MPIX_Request_free(&r), "MPIX_Request_free");
+  return t / iters / 2 * 1e6;
+}
+
+double run_enqueue(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
+                   void *sbuf, void *rbuf) {
+  const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
+  const int n = static_cast<int>(bytes);
+  double t0 = 0;
+  for (int it = -o.warmup; it < iters; ++it) {
+    if (it == 0) {
+      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+      MPI_Barrier(c.comm);
+      t0 = MPI_Wtime();
+    }
+    MPI_Request rq, sq;
+    if (c.rank == 0) {
+      mpi_ok(MPIX_Irecv_enqueue(rbuf, n, MPI_BYTE, c.peer, 1, c.comm, &rq), "Irecv_enqueue");
+      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
+              "compute");
+      mpi_ok(MPIX_Isend_enqueue(sbuf, n, MPI_BYTE, c.peer, 1, c.comm, &sq), "Isend_enqueue");
+      mpi_ok(MPIX_Wait_enqueue(&sq, MPI_STATUS_IGNORE), "Wait_enqueue");
+      mpi_ok(MPIX_Wait_enqueue(&rq, MPI_STATUS_IGNORE), "Wait_enqueue");
+    } else {
+      mpi_ok(MPIX_Irecv_enqueue(rbuf, n, MPI_BYTE, c.peer, 1, c.comm, &rq), "Irecv_enqueue");
+      mpi_ok(MPIX_Wait_enqueue(&rq, MPI_STATUS_IGNORE), "Wait_enqueue");
+      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
+              "compute");
+      mpi_ok(MPIX_Isend_enqueue(sbuf, n, MPI_BYTE, c.peer, 1, c.comm, &sq), "Isend_enqueue");
+      mpi_ok(MPIX_Wait_enqueue(&sq, MPI_STATUS_IGNORE), "Wait_enqueue");
+    }
+  }
+  cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+  return (MPI_Wtime() - t0) / iters / 2 * 1e6;
+}
+
+double run_mpi_sync(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
+                    void *sbuf, void *rbuf) {
+  const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
+  const int n = static_cast<int>(bytes);
+  double t0 = 0;
+  for (int it = -o.warmup; it < iters; ++it) {
+    if (it == 0) {
+      MPI_Barrier(c.comm);
+      t0 = MPI_Wtime();
+    }
+    if (c.rank == 0) {
+      MPI_Request rq;
+      MPI_Irecv(rbuf, n, MPI_BYTE, c.peer, 2, c.comm, &rq);
+      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
+              "compute");
+      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+      MPI_Send(sbuf, n, MPI_BYTE, c.peer, 2, c.comm);
+      MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(rbuf, n, MPI_BYTE, c.peer, 2, c.comm, MPI_STATUS_IGNORE);
+      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
+              "compute");
+      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+      MPI_Send(sbuf, n, MPI_BYTE, c.peer, 2, c.comm);
+    }
+  }
+  return (MPI_Wtime() - t0) / iters / 2 * 1e6;
+}
+
+// The last round's message on the receiving side: every 16-byte word holds (round, block).
+bool check_last(const void *rbuf, std::size_t bytes, int parts, int round) {
+  const int *w = static_cast<const int *>(rbuf);
+  const std::size_t per = bytes / parts / sizeof(int);
+  for (int b = 0; b < parts; ++b)
+    for (std::size_t i : {std::size_t(0), per - 4})
+      if (w[b * per + i] != round || w[b * per + i + 1] != b) return false;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided != MPI_THREAD_MULTIPLE) die("MPI_Init_thread", "no MPI_THREAD_MULTIPLE");
+  Options o = parse(argc, argv);
+  Ctx c;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  c.peer = c.rank ^ 1;
+  int ndev = 0;
+  cuda_ok(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+  cuda_ok(cudaSetDevice(c.rank % ndev), "cudaSetDevice");
+  cuda_ok(pbench::load_kernels(), "loading the kernels");
+  cuda_ok(cudaStreamCreateWithFlags(&c.cs, cudaStreamNonBlocking), "cudaStreamCreate");
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "type", "cudaStream_t");
+  mpi_ok(MPIX_Info_set_hex(info, "value", &c.cs, sizeof c.cs), "MPIX_Info_set_hex");
+  mpi_ok(MPIX_Stream_create(info, &c.stream), "MPIX_Stream_create");
+  MPI_Info_free(&info);
+  mpi_ok(MPIX_Stream_comm_create(MPI_COMM_WORLD, c.stream, &c.comm), "MPIX_Stream_comm_create");
+  cuda_ok(cudaMalloc(reinterpret_cast<void **>(&c.pready), 2 * sizeof(unsigned long long)),
+          "cudaMalloc");
+  const std::size_t maxb = o.sizes.back();
+  void *sbuf = nullptr, *rbuf = nullptr;
+  cuda_ok(cudaHostAlloc(&sbuf, maxb, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
+  cuda_ok(cudaHostAlloc(&rbuf, maxb, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
+
+  std::vector<Result> results;
+  if (c.rank == 0)
+    std::printf("# mpix_partitioned%s%s: compute %.0f us (staggered over the partitions)\n"
+                "# %-12s %6s %10s %12s %10s\n",
+                o.label.empty() ? "" : " ", o.label.c_str(), o.compute_us, "mode", "parts",
+                "bytes", "one-way(us)", "Pready(ns)");
+  for (std::size_t bytes : o.sizes) {
+    const int iters = iters_for(o, bytes);
+    for (const std::string &mode : o.modes) {
+      for (int parts : o.parts) {
+        if (bytes % (static_cast<std::size_t>(parts) * 16)) continue;
+        double us = 0, pns = 0;
+        std::memset(rbuf, 0xff, bytes);
+        if (mode == "partitioned") us = run_partitioned(c, o, bytes, parts, iters, &pns, sbuf, rbuf);
+        else if (mode == "enqueue") us = run_enqueue(c, o, bytes, parts, iters, sbuf, rbuf);
+        else if (mode == "mpi-sync") us = run_mpi_sync(c, o, bytes, parts, iters, sbuf, rbuf);
+        else die(mode.c_str(), "unknown mode");
+        int ok = check_last(rbuf, bytes, parts, iters - 1), all = 0;
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!all) die(mode.c_str(), "received data is wrong");
+        if (c.rank == 0) {
+          std::printf("  %-12s %6d %10zu %12.2f %10.0f\n", mode.c_str(), parts, bytes, us, pns);
+          std::fflush(stdout);
+        }
+        results.push_back({mode, parts, bytes, us, pns, iters});
+      }
+    }
+  }
+  if (c.rank == 0 && !o.json.empty()) {
+    FILE *f = std::fopen(o.json.c_str(), "w");
+    if (!f) die(o.json.c_str(), "cannot write");
+    char date[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    std::fprintf(f, "{\"benchmark\": \"mpix_partitioned\", \"label\": \"%s\", \"date\": \"%s\", "
+                 "\"device\": \"%s\", \"compute_us\": %.1f, \"results\": [\n",
+                 o.label.c_str(), date, prop.name, o.compute_us);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const Result &r = results[i];
+      std::fprintf(f, "  {\"mode\": \"%s\", \"partitions\": %d, \"bytes\": %zu, "
+                   "\"oneway_us\": %.3f, \"pready_ns\": %.1f, \"iters\": %d}%s\n",
+                   r.mode.c_str(), r.parts, r.bytes, r.oneway_us, r.pready_ns, r.iters,
+                   i + 1 < results.size() ? "," : "");
+    }
+    std::fprintf(f, "]}\n");
+    std::fclose(f);
+  }
+  cudaFreeHost(sbuf);
+  cudaFreeHost(rbuf);
+  cudaFree(c.pready);
+  MPI_Comm_free(&c.comm);
+  MPIX_Stream_free(&c.stream);
+  cudaStreamDestroy(c.cs);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,213 @@
+// Kernel-triggered partitioned communication and queues on CUDA streams, two ranks, one GPU
+// each (label gpu; skipped with exit code 77 where a rank has no device).
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <vector>
+
+#include "catch.hpp"
+#include "gpu_util.hpp"
+#include "mpix/mpix.h"
+#include "partitioned_cuda_kernels.hpp"
+
+using mpix_gpu_test::CudaStreamComm;
+using mpix_gpu_test::error_class;
+
+namespace {
+
+// Pinned host memory the device writes and reads at the same address, and device counters.
+struct Pinned {
+  int *p = nullptr;
+  explicit Pinned(std::size_t n) {
+    CUDA_REQUIRE(cudaHostAlloc(reinterpret_cast<void **>(&p), n * sizeof(int),
+                               cudaHostAllocMapped | cudaHostAllocPortable));
+    for (std::size_t i = 0; i < n; ++i) p[i] = -1;
+  }
+  ~Pinned() { cudaFreeHost(p); }
+};
+struct Counters {
+  int *d = nullptr;
+  explicit Counters(int n) {
+    CUDA_REQUIRE(cudaMalloc(reinterpret_cast<void **>(&d), n * sizeof(int)));
+    CUDA_REQUIRE(cudaMemset(d, 0, n * sizeof(int)));
+  }
+  ~Counters() { cudaFree(d); }
+  std::vector<int> read(int n) const {
+    std::vector<int> v(n);
+    CUDA_REQUIRE(cudaMemcpy(v.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
+    return v;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("kernels mark and poll partitions; 100 rounds in stream order, no host sync",
+          "[partitioned][cuda]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  CudaStreamComm sc;
+  int rank = -1;
+  MPI_Comm_rank(sc.comm, &rank);
+  const int peer = rank ^ 1;
+  // 16 send partitions into 4 receive partitions of 16 K ints each.
+  constexpr int kSendParts = 16, kRecvParts = 4, kTotal = 1 << 16, kRounds = 100;
+  Pinned buf(kTotal);
+  MPIX_Request req;
+  const bool sender = rank % 2 == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.p, kSendParts, kTotal / kSendParts, MPI_INT, peer, 0, sc.comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.p, kRecvParts, kTotal / kRecvParts, MPI_INT, peer, 0, sc.comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  Counters c(3);  // errors, good, bad
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender)
+      CUDA_REQUIRE(mpix_ptest::produce(buf.p, kSendParts, kTotal / kSendParts, r, preq, c.d,
+                                       sc.cs));
+    else
+      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kRecvParts, kTotal / kRecvParts, r, preq, c.d + 1,
+                                       c.d + 2, sc.cs));
+    REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == kRounds * kRecvParts);
+    CHECK(v[2] == 0);
+    for (int i = 0; i < kTotal; i += 997) REQUIRE(buf.p[i] == mpix_ptest::expected(kRounds - 1, i));
+  }
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+TEST_CASE("host start, kernel Pready, host wait on a plain communicator", "[partitioned][cuda]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = -1;
+  MPI_Comm_rank(comm, &rank);
+  const int peer = rank ^ 1;
+  cudaStream_t s;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  constexpr int kParts = 8, kPer = 1024;
+  Pinned buf(kParts * kPer);
+  MPIX_Request req;
+  const bool sender = rank % 2 == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.p, kParts, kPer, MPI_INT, peer, 1, comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.p, kParts, kPer, MPI_INT, peer, 1, comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  Counters c(3);
+  for (int r = 0; r < 10; ++r) {
+    REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+    if (sender)
+      CUDA_REQUIRE(mpix_ptest::produce(buf.p, kParts, kPer, r, preq, c.d, s));
+    else
+      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kParts, kPer, r, preq, c.d + 1, c.d + 2, s));
+    MPI_Status st;
+    REQUIRE(MPIX_Wait(&req, &st) == MPI_SUCCESS);
+    CUDA_REQUIRE(cudaStreamSynchronize(s));
+    if (!sender) {
+      int n = -1;
+      MPI_Get_count(&st, MPI_INT, &n);
+      CHECK(n == kParts * kPer);
+    }
+  }
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == 10 * kParts);
+    CHECK(v[2] == 0);
+  }
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+  cudaStreamDestroy(s);
+  MPI_Comm_free(&comm);
+}
+
+TEST_CASE("device misuse is returned to the kernel and reported by the host wait",
+          "[partitioned][cuda][errors]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = -1;
+  MPI_Comm_rank(comm, &rank);
+  cudaStream_t s;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  constexpr int kParts = 4;
+  Pinned sbuf(kParts), rbuf(kParts);
+  for (int i = 0; i < kParts; ++i) sbuf.p[i] = 50 + i;
+  MPIX_Request sr, rr;  // a pair to this process itself
+  REQUIRE(MPIX_Psend_init(sbuf.p, kParts, 1, MPI_INT, rank, 2, comm, MPI_INFO_NULL, &sr) ==
+          MPI_SUCCESS);
+  REQUIRE(MPIX_Precv_init(rbuf.p, kParts, 1, MPI_INT, rank, 2, comm, MPI_INFO_NULL, &rr) ==
+          MPI_SUCCESS);
+  MPIX_Prequest ps;
+  REQUIRE(MPIX_Prequest_create(sr, &ps) == MPI_SUCCESS);
+  REQUIRE(MPIX_Start(&sr) == MPI_SUCCESS);
+  REQUIRE(MPIX_Start(&rr) == MPI_SUCCESS);
+  Counters rc(4);
+  CUDA_REQUIRE(mpix_ptest::misuse(ps, kParts, rc.d, s));
+  CUDA_REQUIRE(cudaStreamSynchronize(s));
+  std::vector<int> v = rc.read(4);
+  CHECK(v[0] == MPI_SUCCESS);
+  CHECK(v[1] == MPI_ERR_ARG);  // partition 0 twice
+  CHECK(v[2] == MPI_ERR_ARG);  // out of range
+  CHECK(v[3] == MPI_SUCCESS);
+  // Every partition was marked once: the data arrives; then the sender's wait reports the
+  // first misuse (marked twice) with its MPI error class.
+  REQUIRE(MPIX_Wait(&rr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (int i = 0; i < kParts; ++i) CHECK(rbuf.p[i] == 50 + i);
+  CHECK(error_class(MPIX_Wait(&sr, MPI_STATUS_IGNORE)) == MPI_ERR_ARG);
+  CHECK(MPIX_Wait(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);  // reported once
+  REQUIRE(MPIX_Request_free(&sr) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&rr) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_free(&ps) == MPI_SUCCESS);
+  cudaStreamDestroy(s);
+  MPI_Comm_free(&comm);
+}
+
+TEST_CASE("a queue on a cudaStream_t passed as void*", "[queue][cuda]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a plain communicator: rule 5 decides the kind
+  int rank = -1;
+  MPI_Comm_rank(comm, &rank);
+  const int peer = rank ^ 1;
+  cudaStream_t s;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  MPIX_Queue q;
+  REQUIRE(MPIX_Create_queue(comm, static_cast<void *>(s), &q) == MPI_SUCCESS);
+  constexpr int kN = 1 << 14, kIters = 20;
+  Pinned out(kN), in(kN);
+  Counters c(2);  // bad, checks
+  std::vector<MPI_Request> reqs;
+  for (int it = 0; it < kIters; ++it) {
+    CUDA_REQUIRE(mpix_ptest::fill(out.p, kN, it * 2 + rank, s));  // the send reads after this
+    MPI_Request a, b;
+    REQUIRE(MPIX_Enqueue_send(out.p, kN, MPI_INT, peer, it, comm, q, &a) == MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_recv(in.p, kN, MPI_INT, peer, it, comm, q, &b) == MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_start(q) == MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_wait(q) == MPI_SUCCESS);
+    CUDA_REQUIRE(mpix_ptest::check(in.p, kN, it * 2 + peer, c.d, c.d + 1, s));
+    reqs.push_back(a);
+    reqs.push_back(b);
+  }
+  CUDA_REQUIRE(cudaStreamSynchronize(s));
+  REQUIRE(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE) ==
+          MPI_SUCCESS);
+  std::vector<int> v = c.read(2);
+  CHECK(v[0] == 0);
+  CHECK(v[1] == kIters);
+  REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
+  cudaStreamDestroy(s);
+  MPI_Comm_free(&comm);
+}
