@@ -2,9 +2,10 @@
 """Plots mpix_halo JSON results: time per iteration of both variants (top) and the speedup
 of mpix over classic (bottom) against the per-rank block size.
 
-usage: mpix_halo_plot.py OUT.png RESULT.json [RESULT.json ...]
-Each JSON file (from `mpix_halo --json`) becomes one pair of lines, labelled by its device and
-host.
+usage: mpix_halo_plot.py OUT.png RESULT.json[=LABEL] [RESULT.json[=LABEL] ...]
+Each JSON file (from `mpix_halo --json`) becomes one pair of lines, labelled LABEL or by its
+device and where its halo buffers were; a dotted line shows the mpix variant's host busy time
+per iteration (what enqueueing costs the host thread), where the file has it.
 """
 import json
 import sys
@@ -15,13 +16,20 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def load(path):
+def load(arg):
+    path, _, label = arg.partition("=")
     with open(path) as f:
         d = json.load(f)
-    by = {}
+    by, host = {}, {}
     for r in d["results"]:
         by.setdefault(r["variant"], {})[r["n"]] = r["median_us"]
-    return d, by
+        if r["variant"] == "mpix" and "host_busy_us" in r:
+            host[r["n"]] = r["host_busy_us"]
+    if not label:
+        label = f'{d["device"]}, {d["ranks"]} ranks'
+        if "halo_buffers" in d:
+            label += f', halos in {d["halo_buffers"]} memory'
+    return d, by, host, label
 
 
 def main():
@@ -31,17 +39,21 @@ def main():
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7), sharex=True,
                                       gridspec_kw={"height_ratios": [2, 1]})
     for path in paths:
-        d, by = load(path)
-        label = f'{d["device"]} ({d["host"]}, {d["ranks"]} ranks)'
+        d, by, host, label = load(path)
         ns = sorted(set(by.get("classic", {})) & set(by.get("mpix", {})))
+        line = None
         for variant, style in (("classic", "o--"), ("mpix", "s-")):
-            top.plot(ns, [by[variant][n] for n in ns], style, label=f"{variant}, {label}")
+            (line,) = top.plot(ns, [by[variant][n] for n in ns], style,
+                               label=f"{variant}: {label}")
+        if host:
+            top.plot(ns, [host[n] for n in ns], ":", color=line.get_color(),
+                     label=f"mpix host busy: {label}")
         bottom.plot(ns, [by["classic"][n] / by["mpix"][n] for n in ns], "d-", label=label)
     top.set_xscale("log", base=2)
     top.set_yscale("log")
     top.set_ylabel("time per iteration (µs, median)")
     top.grid(True, which="both", alpha=0.3)
-    top.legend(fontsize=8)
+    top.legend(fontsize=7)
     top.set_title("Jacobi with halo exchange: classic MPI vs. mpix")
     bottom.axhline(1.0, color="gray", lw=1)
     bottom.axhline(1.3, color="gray", lw=1, ls=":")
@@ -50,6 +62,7 @@ def main():
     bottom.grid(True, which="both", alpha=0.3)
     bottom.legend(fontsize=8)
     ns_all = sorted({n for p in paths for n in load(p)[1].get("mpix", {})})
+    bottom.set_ylim(0, max(1.4, bottom.get_ylim()[1]))
     bottom.set_xticks(ns_all)
     bottom.set_xticklabels([f"{n}²" for n in ns_all], rotation=45)
     fig.tight_layout()
