@@ -19,6 +19,10 @@ std::unordered_map<MPI_Request, Op *> &requests() {
 
 int query_fn(void *extra, MPI_Status *status) {
   auto *op = static_cast<Op *>(extra);
+  // MPI calls this after MPI_Grequest_complete, which the agent calls after publishing
+  // kOpCompleted: the acquire makes the agent's writes of op->status visible here in terms the
+  // C++ memory model (and ThreadSanitizer, which cannot see inside libmpi) understands.
+  (void)op->flags.load(std::memory_order_acquire);
   // Completed on the host (MPI_Wait / MPI_Test), not by a stream wait: a staged receive's data
   // is still in its bounce buffer. MPI calls this on the waiting user thread, where the GPU
   // runtime may be called.
