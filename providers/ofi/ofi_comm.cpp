@@ -1,5 +1,6 @@
 #include "providers/ofi/ofi_comm.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -29,17 +30,31 @@ Status OfiComm::dup(std::unique_ptr<ProviderComm> *out) const {
   return {};
 }
 
+namespace {
+
+// Frees a communicator made for the set-up steps.
+struct CommHolder {
+  MPI_Comm c = MPI_COMM_NULL;
+  ~CommHolder() {
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  }
+};
+
+}  // namespace
+
 Status ofi_comm_open(Fabric &fabric, MPI_Comm comm, std::unique_ptr<ProviderComm> *out) {
-  int inter = 0, rank = 0, size = 0;
+  int inter = 0, rank = 0, peers = 0;
   MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
-  if (inter)
-    return make_status(MPI_ERR_COMM, "provider ofi does not support intercommunicators (use "
-                                     "MPIX_PROVIDER=mpi)");
   MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  MPIX_MPI_CHECK(MPI_Comm_size(comm, &size));
-  if (size > ofi_tag::kMaxRanks)
-    return make_status(MPI_ERR_COMM, "communicator of %d ranks: provider ofi's tag layout carries "
-                       "at most %d", size, ofi_tag::kMaxRanks);
+  // Peers are the remote group of an intercommunicator: MPI_Allgather on it gathers theirs.
+  if (inter) MPIX_MPI_CHECK(MPI_Comm_remote_size(comm, &peers));
+  else MPIX_MPI_CHECK(MPI_Comm_size(comm, &peers));
+  // Agreement over both groups of an intercommunicator needs one intracommunicator.
+  CommHolder merged;
+  if (inter) MPIX_MPI_CHECK(MPI_Intercomm_merge(comm, 0, &merged.c));
+  MPI_Comm all_ranks = inter ? merged.c : comm;
+  int local_size = 0;
+  MPIX_MPI_CHECK(MPI_Comm_size(comm, &local_size));
 
   AddrRecord mine{};
   mine.prov_hash = std::hash<std::string>{}(fabric.prov_name());
@@ -48,34 +63,38 @@ Status ofi_comm_open(Fabric &fabric, MPI_Comm comm, std::unique_ptr<ProviderComm
     mine.len = static_cast<uint32_t>(name.size());
     std::memcpy(mine.addr, name.data(), name.size());
   }
-  std::vector<AddrRecord> all(static_cast<std::size_t>(size));
+  std::vector<AddrRecord> all(static_cast<std::size_t>(peers));
   MPIX_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
                                comm));
-  // Every rank sees the same records, so every rank takes the same decision here.
-  for (int r = 0; r < size; ++r) {
-    if (all[r].prov_hash != all[0].prov_hash)
-      return make_status(MPI_ERR_OTHER, "provider ofi: rank %d opened a different libfabric "
-                         "provider than rank 0 (this rank: %s); set MPIX_OFI_PROVIDER alike on "
-                         "every rank", r, fabric.prov_name().c_str());
-    if (all[r].len == 0)
-      return make_status(MPI_ERR_OTHER, "provider ofi: rank %d's endpoint address is longer than "
-                         "%zu bytes", r, AddrRecord::kMaxAddr);
-  }
-  auto addrs = std::make_shared<std::vector<fi_addr_t>>(static_cast<std::size_t>(size));
   Status st;
-  for (int r = 0; r < size && st.is_ok(); ++r) st = fabric.insert(all[r].addr, all[r].len, &(*addrs)[r]);
-  // An address-vector failure is local: agree on it before the collective context-id step.
+  if (std::max(peers, local_size) > ofi_tag::kMaxRanks)
+    st = make_status(MPI_ERR_COMM, "a communicator of %d ranks: provider ofi's tag layout "
+                     "carries at most %d", std::max(peers, local_size), ofi_tag::kMaxRanks);
+  for (int r = 0; r < peers && st.is_ok(); ++r) {
+    if (all[r].prov_hash != mine.prov_hash)
+      st = make_status(MPI_ERR_OTHER, "provider ofi: rank %d opened a different libfabric "
+                       "provider than this rank (%s); set MPIX_OFI_PROVIDER alike on every rank",
+                       r, fabric.prov_name().c_str());
+    else if (all[r].len == 0)
+      st = make_status(MPI_ERR_OTHER, "provider ofi: rank %d's endpoint address is longer than "
+                       "%zu bytes", r, AddrRecord::kMaxAddr);
+  }
+  auto addrs = std::make_shared<std::vector<fi_addr_t>>(static_cast<std::size_t>(peers));
+  for (int r = 0; r < peers && st.is_ok(); ++r)
+    st = fabric.insert(all[r].addr, all[r].len, &(*addrs)[r]);
+  // Failures above can be local to some ranks: agree before the collective context-id step.
   int bad = st.is_ok() ? 0 : 1, any_bad = 0;
-  MPIX_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm));
+  MPIX_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, all_ranks));
   if (!st.is_ok()) return st;
   if (any_bad)
-    return make_status(MPI_ERR_OTHER, "provider ofi: another rank could not insert the "
-                                      "communicator's addresses");
+    return make_status(MPI_ERR_OTHER, "provider ofi: another rank could not set up the "
+                                      "communicator's libfabric addresses");
 
   std::shared_ptr<CtxFamily> family;
   uint32_t ctx = 0;
-  MPIX_TRY(ctx_family_open(comm, &family, &ctx));
-  MPIX_LOG(debug, "ofi", "stream communicator: %d ranks, context id %u", size, ctx);
+  MPIX_TRY(ctx_family_open(all_ranks, &family, &ctx));
+  MPIX_LOG(debug, "ofi", "stream %scommunicator: %d peer ranks, context id %u",
+           inter ? "inter" : "", peers, ctx);
   *out = std::make_unique<OfiComm>(std::move(family), ctx, rank, std::move(addrs));
   return {};
 }

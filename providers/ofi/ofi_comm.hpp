@@ -1,6 +1,6 @@
 // Provider ofi's state of one stream communicator: its context id, this rank, and the
-// libfabric address of every rank. Duplicates share the address table and get their own
-// context id from the same family (ctx_ids.hpp).
+// libfabric address of every peer rank (the remote group of an intercommunicator). Duplicates
+// share the address table and get their own context id from the same family (ctx_ids.hpp).
 #pragma once
 
 #include <rdma/fabric.h>
@@ -24,7 +24,7 @@ class OfiComm final : public ProviderComm {
 
   uint32_t ctx() const { return ctx_; }
   int rank() const { return rank_; }
-  int size() const { return static_cast<int>(addrs_->size()); }
+  int peers() const { return static_cast<int>(addrs_->size()); }
   fi_addr_t addr(int r) const { return (*addrs_)[static_cast<std::size_t>(r)]; }
 
   // A duplicate (MPI_Comm_dup / idup): same ranks, next free context id of the family.

@@ -84,7 +84,9 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
     if (n > 0) {
       any = true;
       for (ssize_t i = 0; i < n; ++i)
-        finish(static_cast<OfiCtx *>(e[i].op_context)->self, MPI_SUCCESS, e[i].len, e[i].tag, done);
+        if (e[i].op_context)
+          finish(static_cast<OfiCtx *>(e[i].op_context)->self, MPI_SUCCESS, e[i].len, e[i].tag,
+                 done);
       if (n < 32) break;
       continue;
     }
@@ -95,11 +97,18 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
     fi_cq_err_entry err{};
     if (fi_cq_readerr(fabric_->cq(), &err, 0) != 1) break;
     any = true;
+    if (!err.op_context) {
+      // Not about one of our operations (sockets reports a broken peer connection this way).
+      MPIX_LOG(warn, "ofi", "libfabric error not tied to an operation: %s", fi_strerror(err.err));
+      continue;
+    }
     auto *o = static_cast<OfiCtx *>(err.op_context)->self;
     if (!o->timed_out)
       MPIX_LOG(error, "ofi", "%s rank %d (tag %d) failed: %s", o->is_send ? "send to" : "receive from",
                o->op->peer, o->op->tag,
-               fi_cq_strerror(fabric_->cq(), err.prov_errno, err.err_data, nullptr, 0));
+               err.prov_errno ? fi_cq_strerror(fabric_->cq(), err.prov_errno, err.err_data,
+                                               nullptr, 0)
+                              : fi_strerror(err.err));
     finish(o, ofi_error_class(err.err), err.len, err.tag, done);
   }
   return any;

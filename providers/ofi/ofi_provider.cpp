@@ -118,8 +118,11 @@ Status OfiProvider::arm(Op &op) {
       std::this_thread::yield();
       rc = post(*o, FI_TRIGGER);
     }
-    if (rc < 0) return ofi_status(rc, o->is_send ? "fi_tsendmsg(FI_TRIGGER)" : "fi_trecvmsg(FI_TRIGGER)",
-                                  __FILE__, __LINE__);
+    if (rc < 0) {
+      counters_.unget(*o->cntr, threshold);
+      return ofi_status(rc, o->is_send ? "fi_tsendmsg(FI_TRIGGER)" : "fi_trecvmsg(FI_TRIGGER)",
+                        __FILE__, __LINE__);
+    }
   }
   op.prov = o.release();  // owned by the op until it completes (finish() deletes it)
   return {};

@@ -43,6 +43,11 @@ Status StreamCounters::next(const std::shared_ptr<Stream> &stream,
   return {};
 }
 
+void StreamCounters::unget(TriggerCounter &cntr, uint64_t threshold) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (cntr.next == threshold + 1) cntr.next = threshold;
+}
+
 void StreamCounters::sweep() {
   arms_since_sweep_ = 0;
   for (auto it = streams_.begin(); it != streams_.end();) {

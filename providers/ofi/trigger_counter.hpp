@@ -43,6 +43,10 @@ class StreamCounters {
   // enqueue mutex held, so thresholds follow stream order).
   Status next(const std::shared_ptr<Stream> &stream, std::shared_ptr<TriggerCounter> *cntr,
               uint64_t *threshold);
+  // Gives back the threshold next() just handed out for an op that could not be posted (call
+  // under the same enqueue mutex): the agent adds 1 per op it fires, so a gap would stall
+  // every later op of the stream.
+  void unget(TriggerCounter &cntr, uint64_t threshold);
   // Counters opened so far (rotations included), for describe() and tests.
   uint64_t opened() const;
   void clear();

@@ -1,0 +1,324 @@
+// Provider ofi (also run under the other providers' settings): what the deferred-work design
+// must guarantee. Receives do not match or write before their stream reaches them, sends read
+// their buffer only then, order holds across counter roll-over, streams do not wait on each
+// other, communicators and their duplicates stay apart, and message sizes span 0 B .. 64 MiB.
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "mpi/test_util.hpp"
+
+using namespace mpix_test;
+
+namespace {
+
+bool paired() {
+  const int rank = world_rank(), size = world_size();
+  return rank < size - size % 2;  // pairs (0,1), (2,3), ...; an odd rank out sits out
+}
+
+}  // namespace
+
+TEST_CASE("a receive behind its stream neither matches nor writes its buffer", "[ofi][order]") {
+  HostStreamComm s;
+  if (!paired()) return;
+  // Small enough to travel eagerly everywhere (Open MPI's shared-memory eager limit is 4 KiB),
+  // so the sender's completion does not depend on the gated receive.
+  const int rank = world_rank(), peer = rank ^ 1, n = 64;
+  if (rank % 2 == 0) {
+    std::vector<int> first(n, -6), second(n, -7);
+    Gate gate;
+    gate.launch(s.hs);
+    MPI_Request r[2];
+    REQUIRE(MPIX_Irecv_enqueue(first.data(), n, MPI_INT, peer, 4, s.comm, &r[0]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(second.data(), n, MPI_INT, MPI_ANY_SOURCE, 4, s.comm, &r[1]) ==
+            MPI_SUCCESS);
+    MPI_Barrier(s.comm);  // the peer's first send has completed
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // and has had time to land
+    int touched = 0;
+    for (int i = 0; i < n; ++i) touched += first[i] != -6;
+    CHECK(touched == 0);
+    gate.release();
+    MPI_Barrier(s.comm);  // only now the peer sends the second message
+    MPI_Status st[2];
+    REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+    s.sync();
+    CHECK_FALSE(gate.timed_out());
+    for (int i = 0; i < n; ++i) REQUIRE(first[i] == 100 + i);
+    for (int i = 0; i < n; ++i) REQUIRE(second[i] == 200 + i);
+    CHECK(st[1].MPI_SOURCE == peer);
+    int count = -1;
+    MPI_Get_count(&st[1], MPI_INT, &count);
+    CHECK(count == n);
+  } else {
+    std::vector<int> out(n), out2(n);
+    for (int i = 0; i < n; ++i) out[i] = 100 + i, out2[i] = 200 + i;
+    REQUIRE(MPIX_Send_enqueue(out.data(), n, MPI_INT, peer, 4, s.comm) == MPI_SUCCESS);
+    s.sync();
+    MPI_Barrier(s.comm);
+    MPI_Barrier(s.comm);
+    REQUIRE(MPIX_Send_enqueue(out2.data(), n, MPI_INT, peer, 4, s.comm) == MPI_SUCCESS);
+    s.sync();
+  }
+}
+
+TEST_CASE("a send reads its buffer when the stream reaches it, derived datatypes too",
+          "[ofi][order]") {
+  HostStreamComm s;
+  if (!paired()) return;
+  const int rank = world_rank(), peer = rank ^ 1, n = 256;
+  // Every other int of a 2n-int buffer.
+  MPI_Datatype strided;
+  MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  if (rank % 2 == 0) {
+    std::vector<int> flat(n, -1), sparse(2 * n, -1);
+    struct Fill {
+      int *buf;
+      int n, stride, base;
+      static void run(void *p) {
+        auto *f = static_cast<Fill *>(p);
+        for (int i = 0; i < f->n; ++i) f->buf[i * f->stride] = f->base + i;
+      }
+    } fill{flat.data(), n, 1, 1000}, fill2{sparse.data(), n, 2, 2000};
+    Gate gate;
+    gate.launch(s.hs);
+    REQUIRE(mpix_host_stream_launch(s.hs, &Fill::run, &fill) == 0);
+    REQUIRE(MPIX_Send_enqueue(flat.data(), n, MPI_INT, peer, 5, s.comm) == MPI_SUCCESS);
+    REQUIRE(mpix_host_stream_launch(s.hs, &Fill::run, &fill2) == 0);
+    MPI_Request r;
+    REQUIRE(MPIX_Isend_enqueue(sparse.data(), 1, strided, peer, 6, s.comm, &r) == MPI_SUCCESS);
+    MPI_Type_free(&strided);  // the op keeps its own reference
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    gate.release();
+    REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    s.sync();
+  } else {
+    std::vector<int> in(n, 0), in2(2 * n, -3);
+    REQUIRE(MPIX_Recv_enqueue(in.data(), n, MPI_INT, peer, 5, s.comm, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS);
+    MPI_Status st;
+    // Received into the strided layout as well: packed on the wire, unpacked on arrival.
+    REQUIRE(MPIX_Recv_enqueue(in2.data(), 1, strided, peer, 6, s.comm, &st) == MPI_SUCCESS);
+    MPI_Type_free(&strided);
+    s.sync();
+    for (int i = 0; i < n; ++i) REQUIRE(in[i] == 1000 + i);
+    for (int i = 0; i < n; ++i) {
+      REQUIRE(in2[2 * i] == 2000 + i);
+      REQUIRE(in2[2 * i + 1] == -3);  // the holes are left alone
+    }
+    int count = -1;
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK(count == n);
+  }
+}
+
+TEST_CASE("hundreds of ops per stream stay in order (counters roll over under "
+          "MPIX_OFI_CNTR_START)", "[ofi][order]") {
+  HostStreamComm s;
+  if (!paired()) return;
+  const int rank = world_rank(), peer = rank ^ 1;
+  const int rounds = 60, burst = 5;  // 600 ops per rank
+  std::vector<long> out(burst), in(burst);
+  std::vector<MPI_Request> reqs(2 * burst);
+  long bad = 0;
+  for (int round = 0; round < rounds; ++round) {
+    // A burst of messages with one tag: non-overtaking order decides which lands where.
+    for (int i = 0; i < burst; ++i) {
+      in[i] = -1;
+      out[i] = (static_cast<long>(rank) << 32) | (round * burst + i);
+      REQUIRE(MPIX_Irecv_enqueue(&in[i], 1, MPI_LONG, peer, round % 3, s.comm, &reqs[i]) ==
+              MPI_SUCCESS);
+    }
+    for (int i = 0; i < burst; ++i)
+      REQUIRE(MPIX_Isend_enqueue(&out[i], 1, MPI_LONG, peer, round % 3, s.comm,
+                                 &reqs[burst + i]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Waitall_enqueue(2 * burst, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    s.sync();
+    for (int i = 0; i < burst; ++i)
+      bad += in[i] != ((static_cast<long>(peer) << 32) | (round * burst + i));
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("many streams, each with its own counter: a held stream holds no other",
+          "[ofi][streams]") {
+  const int k = 6;
+  std::vector<std::unique_ptr<HostStreamComm>> streams;
+  for (int i = 0; i < k; ++i) streams.push_back(std::make_unique<HostStreamComm>());
+  if (!paired()) return;
+  const int rank = world_rank(), peer = rank ^ 1;
+  std::vector<int> out(k), in(k, -1);
+  Gate gate;
+  if (rank % 2 == 0) gate.launch(streams[0]->hs);  // stream 0 of the even rank is held
+  for (int i = 0; i < k; ++i) {
+    out[i] = rank * 100 + i;
+    // The same tag everywhere: only the communicator tells the messages apart.
+    MPI_Request r;
+    REQUIRE(MPIX_Irecv_enqueue(&in[i], 1, MPI_INT, peer, 9, streams[i]->comm, &r) == MPI_SUCCESS);
+    REQUIRE(MPIX_Send_enqueue(&out[i], 1, MPI_INT, peer, 9, streams[i]->comm) == MPI_SUCCESS);
+    REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  // Streams 1..k-1 finish on both ranks while stream 0 is held.
+  for (int i = 1; i < k; ++i) streams[i]->sync();
+  for (int i = 1; i < k; ++i) CHECK(in[i] == peer * 100 + i);
+  gate.release();
+  streams[0]->sync();
+  CHECK(in[0] == peer * 100);
+  CHECK_FALSE(gate.timed_out());
+}
+
+TEST_CASE("message sizes from 0 B to 64 MiB arrive intact", "[ofi][sizes]") {
+  HostStreamComm s;
+  if (!paired()) return;
+  const int rank = world_rank(), peer = rank ^ 1;
+  const std::size_t sizes[] = {0, 1, 7, 255, 256, 4096, 65537, 1 << 20, 16 << 20, 64 << 20};
+  for (std::size_t n : sizes) {
+    auto pattern = [n](int who, std::size_t i) {
+      return static_cast<unsigned char>((i * 131 + n + who * 7) & 0xff);
+    };
+    std::vector<unsigned char> out(n), in(n + 1, 0xee);
+    for (std::size_t i = 0; i < n; ++i) out[i] = pattern(rank, i);
+    MPI_Request r[2];
+    REQUIRE(MPIX_Irecv_enqueue(in.data(), static_cast<int>(n), MPI_BYTE, peer, 11, s.comm, &r[0]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(out.data(), static_cast<int>(n), MPI_BYTE, peer, 11, s.comm,
+                               &r[1]) == MPI_SUCCESS);
+    MPI_Status st[2];
+    REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+    s.sync();
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < n; ++i) bad += in[i] != pattern(peer, i);
+    INFO("size " << n);
+    CHECK(bad == 0);
+    CHECK(in[n] == 0xee);  // nothing written past the buffer
+    int count = -1;
+    MPI_Get_count(&st[0], MPI_BYTE, &count);
+    CHECK(count == static_cast<int>(n));
+  }
+}
+
+// libfabric's tcp provider (1.17, under ofi_rxm) closes the connection after a truncated
+// receive: the receiver sees FI_ETRUNC, but later messages between the pair fail with "Broken
+// pipe" (seen here, with and without MPIX_OFI_ORDER=serialize). The check is skipped there so
+// the rest of the suite can run.
+static bool truncation_breaks_connection() {
+  auto env = [](const char *n) { const char *v = std::getenv(n); return v ? v : ""; };
+  return !std::strcmp(env("MPIX_PROVIDER"), "ofi") && !std::strcmp(env("MPIX_OFI_PROVIDER"), "tcp");
+}
+
+TEST_CASE("a message longer than the receive buffer: MPI_ERR_TRUNCATE", "[ofi][errors]") {
+  if (truncation_breaks_connection()) {
+    WARN("skipped: libfabric tcp drops the connection after a truncated receive");
+    return;
+  }
+  HostStreamComm s;
+  if (!paired()) return;
+  const int rank = world_rank(), peer = rank ^ 1;
+  std::vector<int> out(100, 1), in(50, 0);
+  if (rank % 2 == 0) {
+    MPI_Request r;
+    REQUIRE(MPIX_Irecv_enqueue(in.data(), 50, MPI_INT, peer, 12, s.comm, &r) == MPI_SUCCESS);
+    MPI_Status st;
+    int rc = MPI_Wait(&r, &st);
+    CHECK(error_class(rc) == MPI_ERR_TRUNCATE);
+  } else {
+    REQUIRE(MPIX_Send_enqueue(out.data(), 100, MPI_INT, peer, 12, s.comm) == MPI_SUCCESS);
+  }
+  s.sync();
+  // The stream and the communicator still carry messages.
+  int x = rank, y = -1;
+  MPI_Request r;
+  REQUIRE(MPIX_Irecv_enqueue(&y, 1, MPI_INT, peer, 13, s.comm, &r) == MPI_SUCCESS);
+  REQUIRE(MPIX_Send_enqueue(&x, 1, MPI_INT, peer, 13, s.comm) == MPI_SUCCESS);
+  REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  s.sync();
+  CHECK(y == peer);
+}
+
+TEST_CASE("MPI_Comm_dup / idup of a stream communicator get their own context",
+          "[ofi][comm]") {
+  HostStreamComm s;
+  MPI_Comm dup, idup;
+  REQUIRE(MPI_Comm_dup(s.comm, &dup) == MPI_SUCCESS);
+  MPI_Request ireq;
+  REQUIRE(MPI_Comm_idup(s.comm, &idup, &ireq) == MPI_SUCCESS);
+  REQUIRE(MPI_Wait(&ireq, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (paired()) {
+    const int rank = world_rank(), peer = rank ^ 1;
+    // Same peer, same tag on three communicators, received in the opposite order.
+    int a = rank * 10 + 1, b = rank * 10 + 2, c = rank * 10 + 3, ga = -1, gb = -1, gc = -1;
+    REQUIRE(MPIX_Send_enqueue(&a, 1, MPI_INT, peer, 1, dup) == MPI_SUCCESS);
+    REQUIRE(MPIX_Send_enqueue(&b, 1, MPI_INT, peer, 1, idup) == MPI_SUCCESS);
+    REQUIRE(MPIX_Send_enqueue(&c, 1, MPI_INT, peer, 1, s.comm) == MPI_SUCCESS);
+    REQUIRE(MPIX_Recv_enqueue(&gc, 1, MPI_INT, peer, 1, s.comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(MPIX_Recv_enqueue(&gb, 1, MPI_INT, peer, 1, idup, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(MPIX_Recv_enqueue(&ga, 1, MPI_INT, peer, 1, dup, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    s.sync();
+    CHECK(ga == peer * 10 + 1);
+    CHECK(gb == peer * 10 + 2);
+    CHECK(gc == peer * 10 + 3);
+  }
+  REQUIRE(MPI_Comm_free(&dup) == MPI_SUCCESS);
+  REQUIRE(MPI_Comm_free(&idup) == MPI_SUCCESS);
+}
+
+TEST_CASE("stream communicators made and freed 600 times: context ids are recycled",
+          "[ofi][comm]") {
+  mpix_host_stream_t hs = nullptr;
+  REQUIRE(mpix_host_stream_create(&hs) == 0);
+  MPIX_Stream st = MPIX_STREAM_NULL;
+  REQUIRE(make_host_mpix_stream(hs, &st) == MPI_SUCCESS);
+  const int rank = world_rank(), size = world_size();
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  for (int i = 0; i < 600; ++i) {
+    MPI_Comm c;
+    REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &c) == MPI_SUCCESS);
+    if (i % 100 == 99) {
+      int x = rank + i, y = -1;
+      MPI_Request r;
+      REQUIRE(MPIX_Irecv_enqueue(&y, 1, MPI_INT, prev, 0, c, &r) == MPI_SUCCESS);
+      REQUIRE(MPIX_Send_enqueue(&x, 1, MPI_INT, next, 0, c) == MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      REQUIRE(MPIX_Stream_synchronize(st) == MPI_SUCCESS);
+      REQUIRE(y == prev + i);
+    }
+    REQUIRE(MPI_Comm_free(&c) == MPI_SUCCESS);
+  }
+  REQUIRE(MPIX_Stream_free(&st) == MPI_SUCCESS);
+  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
+}
+
+TEST_CASE("point-to-point on a stream intercommunicator: ranks name the remote group",
+          "[ofi][comm]") {
+  const int rank = world_rank(), size = world_size();
+  const int color = rank % 2;
+  MPI_Comm local, inter;
+  REQUIRE(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local) == MPI_SUCCESS);
+  REQUIRE(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 77, &inter) == MPI_SUCCESS);
+  {
+    HostStreamComm s(inter);
+    int me = -1, remote = 0;
+    MPI_Comm_rank(s.comm, &me);
+    MPI_Comm_remote_size(s.comm, &remote);
+    const int peer = me;  // local rank i talks to remote rank i
+    if (peer < remote) {
+      int out = color * 1000 + me, in = -1;
+      MPI_Request r;
+      MPI_Status st;
+      REQUIRE(MPIX_Irecv_enqueue(&in, 1, MPI_INT, MPI_ANY_SOURCE, 5, s.comm, &r) == MPI_SUCCESS);
+      REQUIRE(MPIX_Send_enqueue(&out, 1, MPI_INT, peer, 5, s.comm) == MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+      s.sync();
+      CHECK(in == (1 - color) * 1000 + peer);
+      CHECK(st.MPI_SOURCE == peer);
+    }
+    (void)size;
+  }
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&local);
+}
