@@ -222,7 +222,8 @@ std::string OfiProvider::describe() const {
                   std::to_string(FI_MINOR(fi_version())) + ", " + fabric_->describe() + "; ";
   s += opt_.native ? "native triggers (triggered ops on a libfabric counter per stream)"
                    : "emulated triggers (mpix deferred-work queue)";
-  s += "; " + opt_.why_mode;
+  if (opt_.serialize) s += "; sends to a peer serialized";
+  if (opt_.timeout_s > 0) s += "; MPIX_TIMEOUT=" + std::to_string(opt_.timeout_s) + " s";
   return s;
 }
 
