@@ -1,5 +1,6 @@
 #include "core/comm_ctx.hpp"
 
+#include <atomic>
 #include <mutex>
 
 #include "core/log.hpp"
@@ -43,16 +44,29 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   return MPI_SUCCESS;
 }
 
+std::mutex g_kv_mu;
+std::atomic<int> g_kv{MPI_KEYVAL_INVALID};
+
 int keyval() {
-  static int kv = [] {
-    int k = MPI_KEYVAL_INVALID;
-    MPI_Comm_create_keyval(copy_fn, delete_fn, &k, nullptr);
-    return k;
-  }();
+  int kv = g_kv.load(std::memory_order_acquire);  // the enqueue path: no lock once made
+  if (kv != MPI_KEYVAL_INVALID) return kv;
+  std::lock_guard<std::mutex> lk(g_kv_mu);
+  kv = g_kv.load();
+  if (kv == MPI_KEYVAL_INVALID) {
+    MPI_Comm_create_keyval(copy_fn, delete_fn, &kv, nullptr);
+    g_kv.store(kv, std::memory_order_release);
+  }
   return kv;
 }
 
 }  // namespace
+
+void comm_ctx_release_keyval() {
+  std::lock_guard<std::mutex> lk(g_kv_mu);
+  int kv = g_kv.exchange(MPI_KEYVAL_INVALID);
+  // Communicators still carrying the attribute keep the key alive until they are freed.
+  if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
+}
 
 void CommCtx::detach_stream() {
   if (stream && !detached_.exchange(true)) stream->attached_comms.fetch_sub(1);

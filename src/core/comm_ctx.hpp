@@ -31,5 +31,7 @@ struct CommCtx {
 Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);
 // The context of @p comm, or null if it is not a stream communicator.
 Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out);
+// At MPI_Finalize: frees the attribute key (MPI keeps it while communicators still use it).
+void comm_ctx_release_keyval();
 
 }  // namespace mpix

@@ -2,8 +2,10 @@
 
 #include <atomic>
 #include <mutex>
+#include <vector>
 
 #include "core/agent.hpp"
+#include "core/comm_ctx.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/profile.hpp"
@@ -14,18 +16,32 @@ namespace {
 
 std::atomic<bool> g_ready{false};
 std::mutex g_mu;
+std::mutex g_at_fin_mu;
+std::vector<void (*)()> g_at_finalize;
 
 int on_finalize(MPI_Comm, int, void *, void *) {
   std::size_t left = op_registry_report();
   if (left)
     MPIX_LOG(warn, "api", "MPI_Finalize: %zu enqueued op(s) never retired (listed above)", left);
   agent_stop();
+  std::vector<void (*)()> fns;
+  {
+    std::lock_guard<std::mutex> lk(g_at_fin_mu);
+    fns.swap(g_at_finalize);
+  }
+  for (auto fn : fns) fn();
+  comm_ctx_release_keyval();
   profile_report();
   g_ready.store(false);
   return MPI_SUCCESS;
 }
 
 }  // namespace
+
+void runtime_at_finalize(void (*fn)()) {
+  std::lock_guard<std::mutex> lk(g_at_fin_mu);
+  g_at_finalize.push_back(fn);
+}
 
 Status runtime_init() {
   if (g_ready.load(std::memory_order_acquire)) return {};
@@ -50,6 +66,8 @@ Status runtime_init() {
   int kv = MPI_KEYVAL_INVALID;
   MPIX_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &kv, nullptr));
   MPIX_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, kv, nullptr));
+  // The attribute keeps the key alive until MPI_Finalize deletes it; then MPI frees the key.
+  MPIX_MPI_CHECK(MPI_Comm_free_keyval(&kv));
   g_ready.store(true, std::memory_order_release);
   return {};
 }

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 
 namespace mpix {
 namespace {
@@ -16,14 +17,23 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   return MPI_SUCCESS;
 }
 
+std::mutex g_mu;
+int g_kv = MPI_KEYVAL_INVALID;  // guarded by g_mu; freed at MPI_Finalize
+
+void release_keyval() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  // Communicators still carrying the attribute keep the key alive until they are freed.
+  if (g_kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&g_kv);
+}
+
+// Call with g_mu held.
 int keyval() {
-  static int kv = [] {
-    int k = MPI_KEYVAL_INVALID;
+  if (g_kv == MPI_KEYVAL_INVALID) {
     // Not copied by MPI_Comm_dup: a duplicate gets private communicators of its own.
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k, nullptr);
-    return k;
-  }();
-  return kv;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_kv, nullptr);
+    runtime_at_finalize(&release_keyval);
+  }
+  return g_kv;
 }
 
 Status make_private(MPI_Comm comm, MPI_Comm *out) {
@@ -35,8 +45,6 @@ Status make_private(MPI_Comm comm, MPI_Comm *out) {
   MPIX_MPI_CHECK(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN));
   return {};
 }
-
-std::mutex g_mu;
 
 }  // namespace
 
