@@ -13,6 +13,7 @@ StreamCounters::StreamCounters(Fabric &fabric) : fabric_(fabric) {
   long s = setting_long(Setting::ofi_cntr_start);
   // The first threshold is start + 1, so the start itself may be at most kMaxThreshold - 1.
   start_ = static_cast<uint64_t>(std::clamp<long>(s, 0, TriggerCounter::kMaxThreshold - 1));
+  ops_per_cntr_ = static_cast<uint64_t>(std::max<long>(1, setting_long(Setting::ofi_cntr_ops)));
 }
 
 Status StreamCounters::next(const std::shared_ptr<Stream> &stream,
@@ -25,7 +26,8 @@ Status StreamCounters::next(const std::shared_ptr<Stream> &stream,
     e.stream = stream;
     e.current.reset();
   }
-  if (!e.current || e.current->next > TriggerCounter::kMaxThreshold) {
+  if (!e.current || e.current->next > TriggerCounter::kMaxThreshold ||
+      e.current->next > start_ + ops_per_cntr_) {
     auto c = std::make_shared<TriggerCounter>();
     MPIX_TRY(fabric_.open_counter(&c->fid));
     MPIX_OFI_CHECK(fi_cntr_set(c->fid.get(), start_));

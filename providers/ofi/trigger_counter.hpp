@@ -12,6 +12,11 @@
 // to kMaxThreshold only; the next op gets a fresh counter (the old one is closed when its last
 // op completes). MPIX_OFI_CNTR_START starts every counter near that limit, so tests cross it
 // every few ops.
+//
+// sockets also keeps a counter's triggered ops in one list that it walks from the start on
+// every increment, so firing costs O(ops armed on that counter): a host thread that enqueues
+// 10,000 iterations ahead would make the run quadratic. A counter therefore carries at most
+// MPIX_OFI_CNTR_OPS ops before the stream moves on to a fresh one.
 #pragma once
 
 #include <rdma/fi_domain.h>
@@ -60,6 +65,7 @@ class StreamCounters {
 
   Fabric &fabric_;
   uint64_t start_;
+  uint64_t ops_per_cntr_;
   mutable std::mutex mu_;
   std::unordered_map<const Stream *, Entry> streams_;
   uint64_t opened_ = 0;
