@@ -159,7 +159,18 @@ Status OfiProvider::fire(Op &op) {
     // The whole firing step: libfabric posts the op inside fi_cntr_add. A failed pack still
     // fires, so that the counter keeps counting this stream's ops (the failure is reported
     // when the op completes).
-    MPIX_OFI_CHECK(fi_cntr_add(o->cntr->fid.get(), 1));
+    int rc = fi_cntr_add(o->cntr->fid.get(), 1);
+    if (rc != 0) {
+      // The agent fails the op; libfabric may still hold the triggered op, so its context
+      // stays alive (as after a timeout) until libfabric gives it back.
+      inflight_.erase(o->inflight_pos);
+      --native_inflight_;
+      o->timed_out = true;
+      o->op = nullptr;
+      op.prov = nullptr;
+      zombies_.emplace_back(o);
+      return ofi_status(rc, "fi_cntr_add", __FILE__, __LINE__);
+    }
     return {};
   }
   if (o->fail_class != MPI_SUCCESS) {
