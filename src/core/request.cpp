@@ -42,7 +42,13 @@ int query_fn(void *extra, MPI_Status *status) {
       MPI_Get_elements_x(&op->status, op->dt, &n) != MPI_SUCCESS)
     n = 0;
   MPI_Status_set_elements_x(status, op->dt, n);
-  return op->status.MPI_ERROR;
+  const int err = op->status.MPI_ERROR;
+  // Open MPI may run free_fn - and so retire the op - on the agent thread, inside its
+  // MPI_Grequest_complete, right after this thread's MPI_Test / MPI_Wait: its own reference count
+  // orders that, invisibly to ThreadSanitizer. A release on refs orders this callback's reads
+  // before the deletion in C++ terms too (op_unref's fetch_sub acquires).
+  op->refs.fetch_add(0, std::memory_order_release);
+  return err;
 }
 
 int free_fn(void *extra) {
