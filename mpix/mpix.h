@@ -325,7 +325,9 @@ int MPIX_Request_free(MPIX_Request *request);
 /**
  * Exports @p request to GPU kernels: @p *prequest is valid in device code of the CUDA (or HIP)
  * device current at the call, and stays valid across rounds until MPIX_Prequest_free. Without
- * a GPU backend it is usable by host threads through the same header.
+ * a GPU backend, or when the request's communicator is a stream communicator of a host (or
+ * general) stream, it is for host threads (host functions on that stream) through the same
+ * header instead.
  * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle), MPI_ERR_ARG (null @p prequest),
  *         MPI_ERR_NO_MEM.
  */

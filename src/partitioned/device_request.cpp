@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/comm_ctx.hpp"
 #include "core/log.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
@@ -54,36 +55,62 @@ Backend *device_backend() {
   return host;
 }
 
-// Places the descriptor image where the device reads it: device memory on CUDA (each device
-// call then reads its constant fields from device memory, not across PCIe), else the
-// backend's pinned host memory (plain host memory for the host backend).
-Status place(Backend *be, const std::vector<unsigned char> &image, DeviceRequest *dr) {
+// The backend whose code will use @p r's descriptor. A request on a communicator of a host (or
+// general) stream is driven by host functions on that stream, through mpix_device.h built for
+// the host: its descriptor must be in host memory even where a GPU backend runs.
+Backend *backend_for(const PRequest &r) {
+  std::shared_ptr<CommCtx> ctx;
+  if (comm_ctx_get(r.comm(), &ctx).is_ok() && ctx && ctx->stream &&
+      (ctx->stream->kind() == StreamKind::host || ctx->stream->kind() == StreamKind::general)) {
+    Backend *host = nullptr;
+    backend_get(StreamKind::host, &host);
+    return host;
+  }
+  return device_backend();
+}
+
+#ifdef MPIX_HAVE_CUDA
+// Copies @p n bytes to device memory and returns once they are there. A private non-blocking
+// stream: cudaMemcpy on the legacy stream would wait behind user streams that may sit in a
+// stream wait only the agent or a peer releases, and from pageable memory it may return
+// before the DMA landed, so a kernel on another stream could read an older descriptor.
+cudaError_t upload(void *dst, const void *src, std::size_t n) {
+  cudaStream_t s = nullptr;
+  cudaError_t rc = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (rc != cudaSuccess) return rc;
+  rc = cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s);
+  cudaError_t sync = cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+  return rc != cudaSuccess ? rc : sync;
+}
+#endif
+
+// Allocates the descriptor where the device reads it: device memory on CUDA (each device call
+// then reads its constant fields from device memory, not across PCIe), else the backend's
+// pinned host memory (plain host memory for the host backend).
+Status allocate(Backend *be, std::size_t bytes, DeviceRequest *dr) {
   dr->backend = be;
 #ifdef MPIX_HAVE_CUDA
   if (be->kind() == StreamKind::cuda) {
     void *d = nullptr;
-    cudaError_t rc = cudaMalloc(&d, image.size());
-    if (rc == cudaSuccess) rc = cudaMemcpy(d, image.data(), image.size(), cudaMemcpyHostToDevice);
+    cudaError_t rc = cudaMalloc(&d, bytes);
     if (rc != cudaSuccess) {
-      if (d) cudaFree(d);
       cudaGetLastError();
       return make_status(MPI_ERR_NO_MEM, "placing a %zu-byte device request in device memory: "
-                         "%s", image.size(), cudaGetErrorString(rc));
+                         "%s", bytes, cudaGetErrorString(rc));
     }
     dr->mem = d;
     dr->device_memory = true;
     return {};
   }
 #endif
-  MPIX_TRY(be->alloc_pinned(image.size(), &dr->mem));
-  std::memcpy(dr->mem, image.data(), image.size());
-  return {};
+  return be->alloc_pinned(bytes, &dr->mem);
 }
 
 }  // namespace
 
 Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *out) {
-  Backend *be = device_backend();
+  Backend *be = backend_for(*r);
   const std::shared_ptr<PWords> &w = r->words();
   const std::size_t n = w->part.size();
   static_assert(sizeof(mpix_prequest_s) % alignof(uint64_t *) == 0,
@@ -91,8 +118,8 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   std::vector<unsigned char> image(sizeof(mpix_prequest_s) + n * sizeof(uint64_t *));
   DeviceRequest dr;
   dr.words = w;
-  // The table's address is only known once the image is placed: place a first time, fill in.
-  MPIX_TRY(place(be, image, &dr));
+  // The table's address is only known once the descriptor is allocated.
+  MPIX_TRY(allocate(be, image.size(), &dr));
   auto *d = reinterpret_cast<mpix_prequest_s *>(image.data());
   auto **table = reinterpret_cast<uint64_t **>(d + 1);
   for (std::size_t i = 0; i < n; ++i) table[i] = w->part[i].word;
@@ -105,7 +132,7 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   d->is_send = r->side() == PRequest::Side::send;
 #ifdef MPIX_HAVE_CUDA
   if (dr.device_memory) {
-    cudaError_t rc = cudaMemcpy(dr.mem, image.data(), image.size(), cudaMemcpyHostToDevice);
+    cudaError_t rc = upload(dr.mem, image.data(), image.size());
     if (rc != cudaSuccess) {
       cudaFree(dr.mem);
       return make_status(MPI_ERR_OTHER, "writing a device request: %s", cudaGetErrorString(rc));
