@@ -24,11 +24,18 @@ void check_mpi(int rc, const char *what) {
   throw std::runtime_error(std::string(what) + " failed: " + msg);
 }
 
-const char *variant_name(Variant v) { return v == Variant::classic ? "classic" : "mpix"; }
+const char *variant_name(Variant v) {
+  switch (v) {
+    case Variant::classic: return "classic";
+    case Variant::mpix: return "mpix";
+    default: return "partitioned";
+  }
+}
 
 bool parse_variant(const std::string &s, Variant *out) {
   if (s == "classic") *out = Variant::classic;
   else if (s == "mpix") *out = Variant::mpix;
+  else if (s == "partitioned") *out = Variant::partitioned;
   else return false;
   return true;
 }

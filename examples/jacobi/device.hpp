@@ -3,7 +3,7 @@
 //   * on an mpix host stream (host functions; runs everywhere, tested in CI), device_host.cpp
 //   * on a cudaStream_t (kernels on device memory), device_cuda.cu
 // The solver only enqueues work here; which MPI calls surround that work is the difference
-// between the classic and the mpix variant (solver.cpp).
+// between the classic, the mpix and the partitioned variant (solver.cpp).
 #pragma once
 
 #include <mpi.h>
@@ -22,6 +22,14 @@ enum Side { kNorth = 0, kSouth = 1, kWest = 2, kEast = 3 };
 
 // Which sides have a neighbour (bit 1 << Side). Sides without one keep their boundary values.
 using SideMask = unsigned;
+
+// The partitioned variant's send requests, exported to the device (MPIX_Prequest_create), by
+// side. Side s's halo is split into parts[s] equal partitions (0: no neighbour, not sent);
+// partition k holds elements [k * len / parts[s], (k + 1) * len / parts[s]) of that halo.
+struct HaloReady {
+  MPIX_Prequest preq[4];
+  int parts[4];
+};
 
 class Device {
  public:
@@ -46,6 +54,12 @@ class Device {
   virtual void jacobi(const double *u, double *unew, int nx, int ny) = 0;
   // Copies u's outermost interior rows and columns into @p send = [N nx | S nx | W ny | E ny].
   virtual void pack(const double *u, int nx, int ny, double *send) = 0;
+  // The partitioned variant's pack: as pack(), but only the sides with partitions in @p ready,
+  // and each partition, as soon as it is written, is marked ready with the device-side
+  // MPIX_Pready (mpix/mpix_device.h): the kernel itself releases the halo for sending. @p send
+  // must be host-accessible (alloc_host()), as partitioned buffers must.
+  virtual void pack_pready(const double *u, int nx, int ny, double *send,
+                           const HaloReady &ready) = 0;
   // Copies @p recv (same layout) into u's halo rows and columns on the sides in @p have.
   virtual void unpack(const double *recv, int nx, int ny, SideMask have, double *u) = 0;
   // *host_out (host memory) = sum over the interior of (unew - u)^2.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device.hpp"
+#include "mpix/mpix_device.h"
 #include "stencil.hpp"
 
 namespace jacobi {
@@ -42,6 +43,28 @@ __global__ void pack_kernel(const double *__restrict__ u, int nx, int ny,
     send[2 * nx + i] = u[(i + 1) * w + 1];
     send[2 * nx + ny + i] = u[(i + 1) * w + nx];
   }
+}
+
+// The partitioned variant's pack: block (k, side) writes partition k of that side's halo, then
+// one thread marks it ready. Only the sides with partitions are packed (a side without a
+// neighbour has none).
+__global__ void pack_pready_kernel(const double *__restrict__ u, int nx, int ny,
+                                   double *__restrict__ send, HaloReady ready) {
+  const int side = blockIdx.y, k = blockIdx.x, parts = ready.parts[side];
+  if (k >= parts) return;  // the whole block: no thread of it reaches the barrier below
+  const long w = nx + 2;
+  const long first[4] = {w + 1, ny * w + 1, w + 1, w + nx};  // the side's cell 0 in u
+  const long step[4] = {1, 1, w, w};                         // to its next cell
+  const long off[4] = {0, nx, 2 * nx, 2 * nx + ny};          // its halo in send
+  const long per = (side < 2 ? nx : ny) / parts;
+  for (long i = k * per + threadIdx.x; i < (k + 1) * per; i += blockDim.x)
+    send[off[side] + i] = u[first[side] + i * step[side]];
+  // Every thread's writes are done (and visible to thread 0) before thread 0 marks the
+  // partition; its MPIX_Pready is a system-scope release, so the data reaches host memory
+  // before the mark does (mpix_device.h). A misuse is recorded in the request and returned by
+  // the host's next call on it.
+  __syncthreads();
+  if (threadIdx.x == 0) MPIX_Pready(k, ready.preq[side]);
 }
 
 __global__ void unpack_kernel(const double *__restrict__ recv, int nx, int ny, unsigned have,
@@ -92,6 +115,7 @@ class CudaDevice final : public Device {
     cudaFuncAttributes attr;
     JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, jacobi_kernel));
     JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, pack_kernel));
+    JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, pack_pready_kernel));
     JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, unpack_kernel));
     JACOBI_CUDA_CHECK(cudaFuncGetAttributes(&attr, residual_kernel));
     JACOBI_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -143,6 +167,14 @@ class CudaDevice final : public Device {
   void pack(const double *u, int nx, int ny, double *send) override {
     const int n = nx > ny ? nx : ny;
     pack_kernel<<<(n + 255) / 256, 256, 0, stream_>>>(u, nx, ny, send);
+    JACOBI_CUDA_CHECK(cudaGetLastError());
+  }
+  void pack_pready(const double *u, int nx, int ny, double *send,
+                   const HaloReady &ready) override {
+    int most = 0;
+    for (int p : ready.parts) most = p > most ? p : most;
+    if (most == 0) return;  // no neighbours
+    pack_pready_kernel<<<dim3(most, 4), 256, 0, stream_>>>(u, nx, ny, send, ready);
     JACOBI_CUDA_CHECK(cudaGetLastError());
   }
   void unpack(const double *recv, int nx, int ny, SideMask have, double *u) override {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "device.hpp"
+#include "mpix/mpix_device.h"  // the device-side MPIX_Pready, here an inline host function
 #include "mpix/mpix_host_stream.h"
 #include "stencil.hpp"
 
@@ -66,6 +67,30 @@ class HostDevice final : public Device {
       for (long y = 1; y <= ny; ++y) {
         send[2 * nx + y - 1] = u[y * w + 1];                            // west column
         send[2 * nx + ny + y - 1] = u[y * w + nx];                      // east column
+      }
+    });
+  }
+
+  void pack_pready(const double *u, int nx, int ny, double *send,
+                   const HaloReady &ready) override {
+    enqueue([=] {
+      const long w = nx + 2;
+      const long first[4] = {w + 1, ny * w + 1, w + 1, w + nx};  // the side's cell 0 in u
+      const long step[4] = {1, 1, w, w};                         // to its next cell
+      const long off[4] = {0, nx, 2 * nx, 2 * nx + ny};          // its halo in send
+      for (int side = 0; side < 4; ++side) {
+        const int parts = ready.parts[side];
+        if (parts == 0) continue;
+        const long per = (side < 2 ? nx : ny) / parts;
+        for (int k = 0; k < parts; ++k) {
+          for (long i = k * per; i < (k + 1) * per; ++i)
+            send[off[side] + i] = u[first[side] + i * step[side]];
+          // mpix_device.h's MPIX_Pready (on an MPIX_Prequest), not mpix.h's host call: it
+          // reads the round the stream is in (written at MPIX_Start_enqueue), while the host
+          // call checks the host's view, which runs iterations ahead of this worker. A misuse
+          // is recorded in the request and returned by the host's next call on it.
+          MPIX_Pready(k, ready.preq[side]);
+        }
       }
     });
   }

@@ -1,7 +1,9 @@
-// A 2D Jacobi solver for the Laplace equation with halo exchange, in two variants from one
+// A 2D Jacobi solver for the Laplace equation with halo exchange, in three variants from one
 // source (solver.cpp): "classic" MPI (synchronise the stream, MPI_Isend/MPI_Irecv/MPI_Waitall on
-// the host) and "mpix" (the stream itself sends, receives and reduces; the host never waits
-// inside the loop). docs/migrating.md walks through the difference.
+// the host), "mpix" (the stream itself sends, receives and reduces; the host never waits
+// inside the loop) and "partitioned" (as mpix, but persistent partitioned requests set up once,
+// whose send partitions the pack kernel marks ready). docs/migrating.md walks through the
+// differences.
 #pragma once
 
 #include <mpi.h>
@@ -13,7 +15,7 @@
 
 namespace jacobi {
 
-enum class Variant { classic, mpix };
+enum class Variant { classic, mpix, partitioned };
 const char *variant_name(Variant v);
 bool parse_variant(const std::string &s, Variant *out);
 
@@ -28,6 +30,10 @@ struct Params {
   // Halo buffers in page-locked host memory that the kernels write and read directly (GPU
   // devices), instead of device memory: no staging copies in either variant.
   bool host_halos = false;
+  // partitioned: send partitions per halo at most; each side uses the largest count that
+  // divides its halo length (partitions are equal-sized). The partitioned variant always keeps
+  // its halo buffers in host memory (partitioned buffers must be host-accessible).
+  int partitions = 1;
 };
 
 // This rank's block of the global grid, on a Cartesian communicator.

@@ -1,8 +1,12 @@
-// jacobi: the 2D Jacobi example, classic MPI vs. mpix, on a host stream or a CUDA stream.
+// jacobi: the 2D Jacobi example, classic MPI vs. mpix (enqueued or partitioned), on a host
+// stream or a CUDA stream.
 //
-//   mpirun -np 4 jacobi [--device host|cuda] [--variant classic|mpix|both] [-n NX] [-m NY]
-//                       [--dims RxC] [--iters N] [--check-every K] [--tol T] [--check]
+//   mpirun -np 4 jacobi [--device host|cuda] [--variant classic|mpix|partitioned|both|all]
+//                       [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K] [--tol T]
+//                       [--partitions P] [--check]
 //
+// --variant both: classic and mpix; all (the default): the three of them.
+// --partitions P: the partitioned variant's send partitions per halo (at most; see Params).
 // --check: rank 0 also runs the serial reference and compares: the field must be bitwise
 // identical (every implementation performs the same operations per point, stencil.hpp); the
 // residuals may differ by the rounding of a sum taken in another order (see residuals_agree).
@@ -24,8 +28,9 @@ namespace {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: jacobi [--device host|cuda] [--variant classic|mpix|both] [-n NX] [-m NY]\n"
-               "              [--dims RxC] [--iters N] [--check-every K] [--tol T] [--check]\n");
+               "usage: jacobi [--device host|cuda] [--variant classic|mpix|partitioned|both|all]\n"
+               "              [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K]\n"
+               "              [--tol T] [--partitions P] [--check]\n");
 }
 
 // Residual^2 is a sum of n = NX*NY non-negative terms computed from bitwise-equal fields. Any
@@ -43,7 +48,7 @@ int run(jacobi::Variant v, jacobi::Params p, jacobi::Device &dev, bool check, in
   std::vector<double> global = jacobi::gather_field(MPI_COMM_WORLD, r);
   int bad = 0;
   if (rank == 0) {
-    std::printf("%-7s %s: %dx%d grid, %d iterations, residual %.6e, %.3f us/iteration\n",
+    std::printf("%-11s %s: %dx%d grid, %d iterations, residual %.6e, %.3f us/iteration\n",
                 jacobi::variant_name(v), dev.name(), p.nx, p.ny, r.iters_done,
                 r.residuals.empty() ? 0.0 : r.residuals.back(),
                 r.timed_iters ? 1e6 * r.seconds / r.timed_iters : 0.0);
@@ -86,7 +91,7 @@ int main(int argc, char **argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   jacobi::Params p;
-  std::string device = "host", variant = "both";
+  std::string device = "host", variant = "all";
   bool check = false, ny_set = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -102,6 +107,7 @@ int main(int argc, char **argv) {
     else if (a == "--iters") p.iters = std::atoi(argv[++i]);
     else if (a == "--check-every") p.check_every = std::atoi(argv[++i]);
     else if (a == "--tol") p.tol = std::atof(argv[++i]);
+    else if (a == "--partitions") p.partitions = std::atoi(argv[++i]);
     else ok = false;
     if (!ok) {
       if (rank == 0) usage();
@@ -113,8 +119,10 @@ int main(int argc, char **argv) {
   std::vector<jacobi::Variant> variants;
   jacobi::Variant v;
   if (variant == "both") variants = {jacobi::Variant::classic, jacobi::Variant::mpix};
+  else if (variant == "all")
+    variants = {jacobi::Variant::classic, jacobi::Variant::mpix, jacobi::Variant::partitioned};
   else if (jacobi::parse_variant(variant, &v)) variants = {v};
-  if (variants.empty() || p.nx < 1 || p.ny < 1) {
+  if (variants.empty() || p.nx < 1 || p.ny < 1 || p.partitions < 1) {
     if (rank == 0) usage();
     MPI_Finalize();
     return 2;

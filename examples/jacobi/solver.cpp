@@ -1,14 +1,20 @@
-// The Jacobi time loop in both variants. The compute (pack, unpack, Jacobi update, residual) is
-// the same stream work in both; what differs is who moves the halos and reduces the residual:
+// The Jacobi time loop in all three variants. The compute (pack, unpack, Jacobi update,
+// residual) is the same stream work in all; what differs is who moves the halos and reduces the
+// residual:
 //
-//   classic: the host waits for the stream (synchronize), then MPI_Irecv/MPI_Isend/MPI_Waitall
-//            on the host, staging device buffers through host memory itself; MPI_Allreduce on
-//            the host.
-//   mpix:    MPIX_Irecv_enqueue/MPIX_Isend_enqueue/MPIX_Waitall_enqueue and
-//            MPIX_Allreduce_enqueue on a stream communicator: the stream sends, receives and
-//            reduces in order with the compute, and the host only enqueues.
+//   classic:     the host waits for the stream (synchronize), then MPI_Irecv/MPI_Isend/
+//                MPI_Waitall on the host, staging device buffers through host memory itself;
+//                MPI_Allreduce on the host.
+//   mpix:        MPIX_Irecv_enqueue/MPIX_Isend_enqueue/MPIX_Waitall_enqueue and
+//                MPIX_Allreduce_enqueue on a stream communicator: the stream sends, receives and
+//                reduces in order with the compute, and the host only enqueues.
+//   partitioned: as mpix, but the halo messages are persistent partitioned requests set up
+//                once (PartitionedHalos); each iteration starts and completes their rounds in
+//                stream order (MPIX_Start_enqueue / MPIX_Pwait_enqueue), and the pack kernel
+//                itself marks each halo partition ready (device-side MPIX_Pready).
 //
-// exchange_classic / exchange_mpix and reduce_classic / reduce_mpix hold the whole difference.
+// exchange_classic / exchange_mpix / exchange_partitioned and reduce_classic / reduce_mpix hold
+// the whole difference.
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -26,6 +32,8 @@ namespace {
 // and that neighbour receives it from its south side.
 int opposite(int side) { return side ^ 1; }  // N <-> S, W <-> E
 
+class PartitionedHalos;
+
 struct State {
   State(const Params &params, const Decomp &decomp, Device &device)
       : p(params), d(decomp), dev(device) {}
@@ -38,6 +46,7 @@ struct State {
   Buffer local, global;    // one slot per check: local and global sum of squares (host memory)
   MPI_Comm comm = MPI_COMM_NULL;  // classic: the Cartesian communicator; mpix: its stream twin
   std::vector<long> marks;        // mpix: the stream passed check c's allreduce at marks[c]
+  PartitionedHalos *halos = nullptr;  // partitioned only
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -112,6 +121,111 @@ void reduce_mpix(State &s, int c) {
   s.marks[c] = s.dev.mark();  // the host may read global[c] once the stream passed this
 }
 
+// ---------------------------------------------------------------------------------------------
+// partitioned: persistent partitioned requests, set up once; the pack kernel releases the sends.
+// ---------------------------------------------------------------------------------------------
+
+// The largest partition count <= @p most that splits @p len elements evenly (MPI partitions
+// are equal-sized; 1 always does).
+int partitions_for(int len, int most) {
+  int k = most < len ? most : len;
+  while (k > 1 && len % k != 0) --k;
+  return k < 1 ? 1 : k;
+}
+
+// The partitioned variant's requests on the stream communicator, made once per solve: per
+// neighbour a partitioned send of HaloReady::parts partitions, exported to the device for the
+// pack kernel, and a partitioned receive of one partition (the unpack waits for the whole halo
+// anyway; MPI-4 lets the two sides partition the same bytes differently). Tags as in the other
+// variants. The first partitioned init on a communicator is collective over it in mpix
+// (docs/partitioned.md): every rank gets here at the same point, and with more than one rank
+// every rank has a neighbour, hence an init.
+class PartitionedHalos {
+ public:
+  PartitionedHalos(const Decomp &d, const Params &p, Device &dev, MPI_Comm comm, double *send,
+                   double *recv)
+      : dev_(dev) {
+    for (int side = 0; side < 4; ++side) {
+      ready.preq[side] = MPIX_PREQUEST_NULL;
+      ready.parts[side] = 0;
+    }
+    try {
+      for (int side = 0; side < 4; ++side)  // receives first: started first every round
+        if (d.nbr[side] != MPI_PROC_NULL)
+          check_mpi(MPIX_Precv_init(recv + d.halo_off(side), 1, d.halo_len(side), MPI_DOUBLE,
+                                    d.nbr[side], opposite(side), comm, MPI_INFO_NULL, &req[n++]),
+                    "MPIX_Precv_init");
+      for (int side = 0; side < 4; ++side)
+        if (d.nbr[side] != MPI_PROC_NULL) {
+          const int parts = partitions_for(d.halo_len(side), p.partitions);
+          MPIX_Request *r = &req[n++];
+          check_mpi(MPIX_Psend_init(send + d.halo_off(side), parts, d.halo_len(side) / parts,
+                                    MPI_DOUBLE, d.nbr[side], side, comm, MPI_INFO_NULL, r),
+                    "MPIX_Psend_init");
+          check_mpi(MPIX_Prequest_create(*r, &ready.preq[side]), "MPIX_Prequest_create");
+          ready.parts[side] = parts;
+        }
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  // Frees the requests once the stream has drained (the kernels are done with the device
+  // requests, and the last rounds have completed). Throws if freeing reports an error, e.g. a
+  // device-side misuse in the last rounds.
+  void close() {
+    dev_.synchronize();
+    int rc = release();
+    check_mpi(rc, "MPIX_Prequest_free / MPIX_Request_free");
+  }
+  ~PartitionedHalos() {
+    if (n == 0) return;
+    try {
+      dev_.synchronize();
+    } catch (...) {
+    }
+    release();
+  }
+  PartitionedHalos(const PartitionedHalos &) = delete;
+  PartitionedHalos &operator=(const PartitionedHalos &) = delete;
+
+  MPIX_Request req[8];  // receives, then sends; n of them
+  int n = 0;
+  HaloReady ready;      // the sends' device requests and partition counts, by side
+
+ private:
+  int release() {
+    int first = MPI_SUCCESS;
+    for (MPIX_Prequest &pr : ready.preq)
+      if (pr != MPIX_PREQUEST_NULL) {
+        const int rc = MPIX_Prequest_free(&pr);
+        if (first == MPI_SUCCESS) first = rc;
+      }
+    for (int i = 0; i < n; ++i) {
+      const int rc = MPIX_Request_free(&req[i]);
+      if (first == MPI_SUCCESS) first = rc;
+    }
+    n = 0;
+    return first;
+  }
+  Device &dev_;
+};
+
+void exchange_partitioned(State &s) {
+  const Decomp &d = s.d;
+  PartitionedHalos &h = *s.halos;
+  // A new round of every request when the stream gets here: the receives are posted after last
+  // iteration's unpack has read the buffer, and the sends become active for the pack kernel.
+  for (int i = 0; i < h.n; ++i) check_mpi(MPIX_Start_enqueue(&h.req[i]), "MPIX_Start_enqueue");
+  // Writes each halo partition, then marks it ready (device MPIX_Pready): it is sent as soon as
+  // it is marked, with no stream trigger or host call in between.
+  s.dev.pack_pready(s.u.get(), d.nx, d.ny, s.send.get(), h.ready);
+  // The stream waits for every round: the send buffer may be packed again, the halos landed.
+  for (int i = 0; i < h.n; ++i)
+    check_mpi(MPIX_Pwait_enqueue(&h.req[i], MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue");
+  s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
+}
+
 // An MPIX_Stream over the device's stream and a stream communicator over the Cartesian one.
 // Freed in reverse order after the stream has drained (freeing either with ops still pending
 // fails with MPI_ERR_PENDING).
@@ -156,16 +270,20 @@ double now() {
 }  // namespace
 
 Result solve(MPI_Comm comm, const Params &p, Device &dev) {
-  if (p.iters < 0 || p.check_every < 1 || p.warmup < 0 || p.warmup > p.iters)
-    throw std::runtime_error("bad parameters: need iters >= warmup >= 0 and check_every >= 1");
+  if (p.iters < 0 || p.check_every < 1 || p.warmup < 0 || p.warmup > p.iters ||
+      p.partitions < 1)
+    throw std::runtime_error("bad parameters: need iters >= warmup >= 0, check_every >= 1 and "
+                             "partitions >= 1");
   Decomp d(comm, p);
   State s(p, d, dev);
   const std::size_t cells = static_cast<std::size_t>(d.nx + 2) * (d.ny + 2);
   const int checks = p.iters / p.check_every;
   s.u = Buffer(dev, cells, false);
   s.unew = Buffer(dev, cells, false);
-  s.send = Buffer(dev, d.halo_total(), p.host_halos);
-  s.recv = Buffer(dev, d.halo_total(), p.host_halos);
+  // Partitioned buffers must be host-accessible: the partitioned variant always uses host ones.
+  const bool host_halos = p.host_halos || p.variant == Variant::partitioned;
+  s.send = Buffer(dev, d.halo_total(), host_halos);
+  s.recv = Buffer(dev, d.halo_total(), host_halos);
   if (p.variant == Variant::classic && !dev.host_accessible() && !p.host_halos) {
     s.send_h = Buffer(dev, d.halo_total(), true);
     s.recv_h = Buffer(dev, d.halo_total(), true);
@@ -175,20 +293,28 @@ Result solve(MPI_Comm comm, const Params &p, Device &dev) {
   s.marks.assign(checks + 1, -1);
   init_field(s);
 
+  const bool enqueued = p.variant != Variant::classic;  // mpix and partitioned
   std::unique_ptr<StreamComm> sc;
-  if (p.variant == Variant::mpix) {
+  std::unique_ptr<PartitionedHalos> halos;  // freed before sc's communicator
+  if (enqueued) {
     sc = std::make_unique<StreamComm>(dev, d.cart);
     s.comm = sc->comm();
   } else {
     s.comm = d.cart;
   }
-  auto exchange = p.variant == Variant::mpix ? exchange_mpix : exchange_classic;
-  auto reduce = p.variant == Variant::mpix ? reduce_mpix : reduce_classic;
+  if (p.variant == Variant::partitioned) {
+    halos = std::make_unique<PartitionedHalos>(d, p, dev, s.comm, s.send.get(), s.recv.get());
+    s.halos = halos.get();
+  }
+  auto exchange = p.variant == Variant::classic ? exchange_classic
+                  : p.variant == Variant::mpix  ? exchange_mpix
+                                                : exchange_partitioned;
+  auto reduce = enqueued ? reduce_mpix : reduce_classic;
   // Has the stream finished check c's reduction? (classic: it finished on the host already.)
   double waited = 0;
   bool it_timed = false;
   auto reduced = [&](int c) {
-    if (p.variant == Variant::mpix) {
+    if (enqueued) {
       const double w0 = now();
       dev.wait_mark(s.marks[c]);
       if (it_timed) waited += now() - w0;
@@ -212,7 +338,7 @@ Result solve(MPI_Comm comm, const Params &p, Device &dev) {
     if ((it + 1) % p.check_every == 0) {
       const int c = (it + 1) / p.check_every - 1;
       reduce(s, c);
-      // Stopping rule, the same in both variants so they stop at the same iteration: at check
+      // Stopping rule, the same in every variant so they stop at the same iteration: at check
       // c, look at check c-1. The mpix host thus never waits for the reduction it has just
       // enqueued, only for one enqueued K iterations ago; that wait also keeps the host from
       // running more than K iterations ahead of the stream.
@@ -230,6 +356,7 @@ Result solve(MPI_Comm comm, const Params &p, Device &dev) {
   const double t_loop = now();
   dev.synchronize();
   const double t1 = now();
+  if (halos) halos->close();
   if (it_timed) {
     r.host_loop_seconds = t_loop - t0;
     r.host_wait_seconds = waited;

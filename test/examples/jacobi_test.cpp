@@ -1,6 +1,7 @@
-// The Jacobi example (examples/jacobi) against its serial reference, on host streams: both
-// variants (classic MPI and mpix), several grid sizes, every 1D and 2D process grid of the
-// rank count this test runs with (CTest runs it with 1, 2 and 4 ranks).
+// The Jacobi example (examples/jacobi) against its serial reference, on host streams: every
+// variant (classic MPI, mpix, and mpix partitioned with one and with up to four send
+// partitions per halo), several grid sizes, every 1D and 2D process grid of the rank count this
+// test runs with (CTest runs it with 1, 2 and 4 ranks).
 //
 // What "the same answer" means here:
 //  * The field must be bitwise identical to the serial reference. Every implementation applies
@@ -53,7 +54,7 @@ bool residual_close(double a, double b, long n) {
   return std::fabs(a - b) <= static_cast<double>(n) * DBL_EPSILON * std::fmax(a, b);
 }
 
-// Runs both variants with @p p on the world and checks them against the reference on rank 0.
+// Runs every variant with @p p on the world and checks them against the reference on rank 0.
 // Only CHECKs on rank 0: a REQUIRE there would leave the other ranks alone in the next
 // collective.
 void check_against_reference(jacobi::Params p, jacobi::Device &dev) {
@@ -67,11 +68,20 @@ void check_against_reference(jacobi::Params p, jacobi::Device &dev) {
     CHECK_FALSE(bitwise_equal(start, ref.field));
   }
   std::vector<double> classic_residuals;
-  for (jacobi::Variant v : {jacobi::Variant::classic, jacobi::Variant::mpix}) {
+  // Partitioned with one send partition per halo, and with at most four: each side then picks
+  // the largest count <= 4 that divides its halo length, so by block size halos go as 4, 3, 2
+  // or 1 partitions (23 and 37 are prime), against the receiver's one partition per halo.
+  const std::pair<jacobi::Variant, int> runs[] = {{jacobi::Variant::classic, 1},
+                                                  {jacobi::Variant::mpix, 1},
+                                                  {jacobi::Variant::partitioned, 1},
+                                                  {jacobi::Variant::partitioned, 4}};
+  for (auto run : runs) {
+    const jacobi::Variant v = run.first;
     p.variant = v;
-    INFO("variant " << jacobi::variant_name(v) << ", grid " << p.ny << "x" << p.nx
-                    << ", processes " << p.dims[0] << "x" << p.dims[1] << ", K "
-                    << p.check_every << ", tol " << p.tol);
+    p.partitions = run.second;
+    INFO("variant " << jacobi::variant_name(v) << " (partitions " << p.partitions << "), grid "
+                    << p.ny << "x" << p.nx << ", processes " << p.dims[0] << "x" << p.dims[1]
+                    << ", K " << p.check_every << ", tol " << p.tol);
     jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, p, dev);
     std::vector<double> field = jacobi::gather_field(MPI_COMM_WORLD, r);
     if (rank() != 0) continue;
@@ -91,7 +101,7 @@ void check_against_reference(jacobi::Params p, jacobi::Device &dev) {
 
 }  // namespace
 
-TEST_CASE("jacobi: both variants equal the serial reference bitwise on every process grid",
+TEST_CASE("jacobi: every variant equals the serial reference bitwise on every process grid",
           "[jacobi]") {
   auto dev = jacobi::make_host_device();
   // Square, rectangular with uneven splits (37 and 23 do not divide by 2 or 4), and thin
@@ -123,7 +133,7 @@ TEST_CASE("jacobi: the default process grid (MPI_Dims_create) and a check interv
   check_against_reference(p, *dev);
 }
 
-TEST_CASE("jacobi: with a tolerance both variants stop at the reference's iteration",
+TEST_CASE("jacobi: with a tolerance every variant stops at the reference's iteration",
           "[jacobi]") {
   auto dev = jacobi::make_host_device();
   jacobi::Params p;
@@ -153,19 +163,24 @@ TEST_CASE("jacobi: with a tolerance both variants stop at the reference's iterat
 }
 
 TEST_CASE("jacobi: repeated solves on one device leave nothing pending", "[jacobi]") {
-  // The stream communicator and MPIX stream are freed at the end of every solve (freeing
-  // either with ops pending fails); three solves in a row on one host stream must all work.
+  // The stream communicator and MPIX stream (and the partitioned requests) are freed at the
+  // end of every solve (freeing any of them with work pending fails); three solves in a row on
+  // one host stream must all work.
   auto dev = jacobi::make_host_device();
-  jacobi::Params p;
-  p.nx = 12;
-  p.ny = 12;
-  p.iters = 10;
-  p.check_every = 3;
-  p.variant = jacobi::Variant::mpix;
-  std::vector<double> first;
-  for (int i = 0; i < 3; ++i) {
-    jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, p, *dev);
-    if (i == 0) first = r.field;
-    else CHECK(bitwise_equal(first, r.field));
+  for (jacobi::Variant v : {jacobi::Variant::mpix, jacobi::Variant::partitioned}) {
+    INFO("variant " << jacobi::variant_name(v));
+    jacobi::Params p;
+    p.nx = 12;
+    p.ny = 12;
+    p.iters = 10;
+    p.check_every = 3;
+    p.variant = v;
+    p.partitions = 2;
+    std::vector<double> first;
+    for (int i = 0; i < 3; ++i) {
+      jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, p, *dev);
+      if (i == 0) first = r.field;
+      else CHECK(bitwise_equal(first, r.field));
+    }
   }
 }
