@@ -1,9 +1,11 @@
-// mpix_halo: time per iteration of the Jacobi example (examples/jacobi), classic MPI vs. mpix,
-// over per-rank block sizes from latency-bound (64^2) to bandwidth-bound (8192^2).
+// mpix_halo: time per iteration of the Jacobi example (examples/jacobi), classic MPI vs. mpix
+// (enqueued) vs. mpix partitioned (kernel-triggered), over per-rank block sizes from
+// latency-bound (64^2) to bandwidth-bound (8192^2).
 //
 //   mpirun -np 2 mpix_halo [--device host|cuda] [--sizes 64,128,...] [--dims RxC]
 //                          [--check-every K] [--reps R] [--seconds S] [--json FILE]
-//                          [--halo-buffers device|host]
+//                          [--halo-buffers device|host] [--partitions P]
+//                          [--variants classic,mpix,partitioned]
 //
 // Each rank owns an n x n block (global grid dims[1]*n wide, dims[0]*n tall; default 1x2, so
 // the two ranks swap one packed column per iteration). One iteration is the example's full
@@ -11,7 +13,10 @@
 // iterations the global residual. For each size a short pilot run (which also warms up)
 // picks the iteration count so one repetition takes about S seconds; then R repetitions
 // alternate the variants, and the median time per iteration of each is reported (the slowest
-// rank's time, from after the first iterations to the drained stream).
+// rank's time, from after the first iterations to the drained stream). The partitioned variant
+// always has its halo buffers in page-locked host memory (partitioned buffers must be
+// host-accessible), whatever --halo-buffers says; compare it with the others under
+// --halo-buffers host.
 #include <mpi.h>
 
 #include <algorithm>
@@ -35,6 +40,9 @@ struct Options {
   int reps = 5;
   double seconds = 0.5;
   bool host_halos = false;  // --halo-buffers host: kernels pack into page-locked host memory
+  int partitions = 1;       // partitioned: send partitions per halo (at most)
+  std::vector<jacobi::Variant> variants = {jacobi::Variant::classic, jacobi::Variant::mpix,
+                                           jacobi::Variant::partitioned};
   std::string json;
 };
 
@@ -68,6 +76,16 @@ bool parse(int argc, char **argv, Options *o) {
     else if (a == "--reps") o->reps = std::atoi(v);
     else if (a == "--seconds") o->seconds = std::atof(v);
     else if (a == "--json") o->json = v;
+    else if (a == "--partitions") o->partitions = std::atoi(v);
+    else if (a == "--variants") {
+      o->variants.clear();
+      std::stringstream ss(v);
+      jacobi::Variant var;
+      for (std::string t; std::getline(ss, t, ',');) {
+        if (!jacobi::parse_variant(t, &var)) return false;
+        o->variants.push_back(var);
+      }
+    }
     else if (a == "--halo-buffers") {
       if (std::strcmp(v, "host") && std::strcmp(v, "device")) return false;
       o->host_halos = !std::strcmp(v, "host");
@@ -76,7 +94,8 @@ bool parse(int argc, char **argv, Options *o) {
   }
   for (int n : o->sizes)
     if (n < 1) return false;
-  return o->reps >= 1 && o->check_every >= 1 && o->seconds > 0;
+  return o->reps >= 1 && o->check_every >= 1 && o->seconds > 0 && o->partitions >= 1 &&
+         !o->variants.empty();
 }
 
 jacobi::Params params(const Options &o, int n, jacobi::Variant v, int iters, int warmup) {
@@ -90,13 +109,14 @@ jacobi::Params params(const Options &o, int n, jacobi::Variant v, int iters, int
   p.check_every = o.check_every;
   p.variant = v;
   p.host_halos = o.host_halos;
+  p.partitions = o.partitions;
   return p;
 }
 
 double us_per_iter(const jacobi::Result &r) { return 1e6 * r.seconds / r.timed_iters; }
 
 // The busiest rank's host thread time in the loop, less time blocked on the residual: for mpix
-// what enqueueing an iteration costs the host; for classic the whole iteration.
+// and partitioned what enqueueing an iteration costs the host; for classic the whole iteration.
 double host_us_per_iter(const jacobi::Result &r) {
   double mine = 1e6 * (r.host_loop_seconds - r.host_wait_seconds) / r.timed_iters, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -115,10 +135,10 @@ void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
   std::fprintf(f,
                "{\n  \"benchmark\": \"mpix_halo\",\n  \"device\": \"%s\",\n  \"host\": \"%s\",\n"
                "  \"ranks\": %d,\n  \"dims\": [%d, %d],\n  \"check_every\": %d,\n"
-               "  \"reps\": %d,\n  \"halo_buffers\": \"%s\",\n  \"unit\": \"us per iteration\",\n"
-               "  \"results\": [\n",
+               "  \"reps\": %d,\n  \"halo_buffers\": \"%s\",\n  \"partitions\": %d,\n"
+               "  \"unit\": \"us per iteration\",\n  \"results\": [\n",
                o.device.c_str(), host, ranks, o.dims[0], o.dims[1], o.check_every, o.reps,
-               o.host_halos ? "host" : "device");
+               o.host_halos ? "host" : "device", o.partitions);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row &r = rows[i];
     std::fprintf(f,
@@ -149,7 +169,9 @@ int main(int argc, char **argv) {
       std::fprintf(stderr,
                    "usage: mpirun -np R*C mpix_halo [--device host|cuda] [--sizes 64,128,...] "
                    "[--dims RxC (default 1x2)] [--check-every K] [--reps R] [--seconds S] "
-                   "[--halo-buffers device|host] [--json FILE]  (needs MPI_THREAD_MULTIPLE)\n");
+                   "[--halo-buffers device|host] [--partitions P] "
+                   "[--variants classic,mpix,partitioned] [--json FILE]  "
+                   "(needs MPI_THREAD_MULTIPLE)\n");
     MPI_Finalize();
     return 2;
   }
@@ -164,20 +186,29 @@ int main(int argc, char **argv) {
       MPI_Finalize();
       return 77;
     }
+    const std::vector<jacobi::Variant> &vs = o.variants;
+    const std::size_t nv = vs.size();
     if (rank == 0) {
       std::printf("# mpix_halo: Jacobi iteration time, %d ranks (%dx%d), device %s, residual "
                   "every %d iterations, median of %d\n",
                   size, o.dims[0], o.dims[1], o.device.c_str(), o.check_every, o.reps);
-      std::printf("# halo buffers in %s memory; mpix host: the host thread's busy time per "
-                  "iteration (enqueueing)\n", o.host_halos ? "page-locked host" : "compute");
-      std::printf("# %-8s %10s %16s %16s %10s %16s\n", "n/rank", "iters", "classic(us/it)",
-                  "mpix(us/it)", "speedup", "mpix host(us/it)");
+      std::printf("# halo buffers in %s memory (partitioned: always page-locked host memory, "
+                  "at most %d send partitions per halo); speedup: first variant's time / "
+                  "this one's; host: the host thread's busy time per iteration (enqueueing)\n",
+                  o.host_halos ? "page-locked host" : "compute", o.partitions);
+      std::printf("# %-6s %7s", "n/rank", "iters");
+      for (jacobi::Variant v : vs) std::printf(" %12s(us/it)", jacobi::variant_name(v));
+      for (std::size_t k = 1; k < nv; ++k)
+        std::printf(" %12s:speedup", jacobi::variant_name(vs[k]));
+      for (std::size_t k = 0; k < nv; ++k)
+        if (vs[k] != jacobi::Variant::classic)
+          std::printf(" %10s:host(us)", jacobi::variant_name(vs[k]));
+      std::printf("\n");
     }
     for (int n : o.sizes) {
-      const jacobi::Variant variants[2] = {jacobi::Variant::classic, jacobi::Variant::mpix};
-      // Pilot: both variants, 20 iterations; the slower sets the count for both.
+      // Pilot: every variant, 20 iterations; the slowest sets the count for all.
       double pilot_us = 0;
-      for (jacobi::Variant v : variants) {
+      for (jacobi::Variant v : vs) {
         jacobi::Result r = jacobi::solve(MPI_COMM_WORLD, params(o, n, v, 20, 2), *dev);
         pilot_us = std::max(pilot_us, us_per_iter(r));
       }
@@ -185,28 +216,32 @@ int main(int argc, char **argv) {
       iters = std::max(10, std::min(iters, 20000));
       if (iters >= o.check_every) iters -= iters % o.check_every;  // whole residual periods
       const int warmup = std::max(2, std::min(50, iters / 10));
-      Row row[2];
-      for (int k = 0; k < 2; ++k) {
+      std::vector<Row> row(nv);
+      for (std::size_t k = 0; k < nv; ++k) {
         row[k].n = n;
-        row[k].variant = variants[k];
+        row[k].variant = vs[k];
         row[k].iters = iters;
       }
       for (int rep = 0; rep < o.reps; ++rep)
-        for (int k = 0; k < 2; ++k) {
-          // Alternate which variant runs first, so slow drifts affect both alike.
-          const int v = rep % 2 ? 1 - k : k;
+        for (std::size_t j = 0; j < nv; ++j) {
+          // Rotate which variant runs first, so slow drifts affect all alike.
+          const std::size_t k = (j + rep) % nv;
           jacobi::Result r =
-              jacobi::solve(MPI_COMM_WORLD, params(o, n, variants[v], iters, warmup), *dev);
-          row[v].us.push_back(us_per_iter(r));
-          row[v].host_us.push_back(host_us_per_iter(r));
+              jacobi::solve(MPI_COMM_WORLD, params(o, n, vs[k], iters, warmup), *dev);
+          row[k].us.push_back(us_per_iter(r));
+          row[k].host_us.push_back(host_us_per_iter(r));
         }
-      if (rank == 0)
-        std::printf("  %-8d %10d %16.2f %16.2f %9.2fx %16.2f\n", n, iters, row[0].median(),
-                    row[1].median(), row[0].median() / row[1].median(),
-                    Row::median(row[1].host_us));
+      if (rank == 0) {
+        std::printf("  %-6d %7d", n, iters);
+        for (const Row &r : row) std::printf(" %19.2f", r.median());
+        for (std::size_t k = 1; k < nv; ++k)
+          std::printf(" %19.2fx", row[0].median() / row[k].median());
+        for (const Row &r : row)
+          if (r.variant != jacobi::Variant::classic) std::printf(" %19.2f", Row::median(r.host_us));
+        std::printf("\n");
+      }
       std::fflush(stdout);
-      rows.push_back(row[0]);
-      rows.push_back(row[1]);
+      rows.insert(rows.end(), row.begin(), row.end());
     }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "mpix_halo: rank %d: %s\n", rank, e.what());

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Plots mpix_halo JSON results: time per iteration of both variants (top) and the speedup
-of mpix over classic (bottom) against the per-rank block size.
+"""Plots mpix_halo JSON results: time per iteration of each variant (top) and the speedup
+of mpix (and mpix partitioned, where measured) over classic (bottom) against the per-rank block
+size.
 
 usage: mpix_halo_plot.py OUT.png RESULT.json[=LABEL] [RESULT.json[=LABEL] ...]
-Each JSON file (from `mpix_halo --json`) becomes one pair of lines, labelled LABEL or by its
+Each JSON file (from `mpix_halo --json`) becomes one line per variant, labelled LABEL or by its
 device and where its halo buffers were; a dotted line shows the mpix variant's host busy time
 per iteration (what enqueueing costs the host thread), where the file has it.
 """
@@ -41,24 +42,31 @@ def main():
     for path in paths:
         d, by, host, label = load(path)
         ns = sorted(set(by.get("classic", {})) & set(by.get("mpix", {})))
-        line = None
-        for variant, style in (("classic", "o--"), ("mpix", "s-")):
+        mpix_line = None
+        for variant, style in (("classic", "o--"), ("mpix", "s-"), ("partitioned", "^-.")):
+            if variant not in by:
+                continue
             (line,) = top.plot(ns, [by[variant][n] for n in ns], style,
                                label=f"{variant}: {label}")
+            if variant == "mpix":
+                mpix_line = line
         if host:
-            top.plot(ns, [host[n] for n in ns], ":", color=line.get_color(),
+            top.plot(ns, [host[n] for n in ns], ":", color=mpix_line.get_color(),
                      label=f"mpix host busy: {label}")
-        bottom.plot(ns, [by["classic"][n] / by["mpix"][n] for n in ns], "d-", label=label)
+        for variant, style in (("mpix", "d-"), ("partitioned", "^-.")):
+            if variant in by:
+                bottom.plot(ns, [by["classic"][n] / by[variant][n] for n in ns], style,
+                            label=f"{variant}: {label}")
     top.set_xscale("log", base=2)
     top.set_yscale("log")
     top.set_ylabel("time per iteration (µs, median)")
     top.grid(True, which="both", alpha=0.3)
     top.legend(fontsize=7)
-    top.set_title("Jacobi with halo exchange: classic MPI vs. mpix")
+    top.set_title("Jacobi with halo exchange: classic MPI vs. mpix (enqueued, partitioned)")
     bottom.axhline(1.0, color="gray", lw=1)
     bottom.axhline(1.3, color="gray", lw=1, ls=":")
     bottom.set_xlabel("block per rank (n x n)")
-    bottom.set_ylabel("speedup (classic / mpix)")
+    bottom.set_ylabel("speedup over classic")
     bottom.grid(True, which="both", alpha=0.3)
     bottom.legend(fontsize=8)
     ns_all = sorted({n for p in paths for n in load(p)[1].get("mpix", {})})
