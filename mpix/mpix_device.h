@@ -225,8 +225,22 @@ MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
     return MPI_SUCCESS;
   }
   if (!active) {
-    *flag = 1;
-    return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
+    // Seen inactive: either the round completed while this caller polled, or the request was
+    // never started. The two loads above may have been served out of order (a fresh round
+    // word next to a stale arrival word), so look again in order: the host marks a round
+    // completed only after every partition's arrival, so once the round word is read with
+    // acquire, the arrival word read after it is at least as new.
+    const uint64_t g2 = mpix_dev_load_acquire(preq->round);
+    const uint64_t a2 = mpix_dev_load_acquire(preq->words[partition]);
+    const bool active2 = ((g2 - preq->base) & 1u) != 0;
+    if (g2 != preq->base && (int64_t)(a2 - (active2 ? g2 + 1 : g2)) >= 0) {
+      *flag = 1;
+      return MPI_SUCCESS;
+    }
+    if (!active2) {
+      *flag = 1;
+      return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
+    }
   }
   *flag = 0;
   return MPI_SUCCESS;

@@ -48,7 +48,14 @@ int main(int argc, char **argv) {
 
   Catch::Session session;
   int result = session.applyCommandLine(argc, argv);
+  // Stop at the first failure and take every rank down with it: the peers of a failed rank
+  // would otherwise wait forever in the test's next collective or stream wait.
+  session.configData().abortAfter = 1;
   if (result == 0) result = session.run();
+  if (result != 0) {
+    std::fprintf(stderr, "rank %d: test failed; aborting all ranks\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   int worst = 0;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -4,6 +4,8 @@
 #define CATCH_CONFIG_RUNNER
 #include <mpi.h>
 
+#include <cstdio>
+
 #include "catch.hpp"
 
 int main(int argc, char **argv) {
@@ -19,11 +21,17 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   Catch::Session session;
   int rc = session.applyCommandLine(argc, argv);
+  // Stop at the first failure and take every rank down with it: the peers of a failed rank
+  // would otherwise wait forever in the test's next collective or message.
+  session.configData().abortAfter = 1;
   if (rc == 0) rc = session.run();
+  if (rc != 0) {
+    std::fprintf(stderr, "rank %d: test failed; aborting all ranks\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   // A failure on any rank fails the program on every rank.
   int worst = 0;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
-  (void)rank;
   return worst ? 1 : 0;
 }
