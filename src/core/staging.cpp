@@ -1,6 +1,7 @@
 #include "core/staging.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include "core/log.hpp"
 #include "core/op.hpp"
+#include "core/typemap.hpp"
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 
@@ -88,26 +90,19 @@ Pool &pool() {
   return *p;
 }
 
-// The bytes a (count, datatype) buffer spans, from its true lower bound.
-Status span(int count, MPI_Datatype dt, std::ptrdiff_t *offset, std::size_t *bytes) {
-  MPI_Count tlb = 0, text = 0, lb = 0, ext = 0;
-  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(dt, &tlb, &text));
-  MPIX_MPI_CHECK(MPI_Type_get_extent_x(dt, &lb, &ext));
-  if (ext < 0 || text < 0)
-    return make_status(MPI_ERR_TYPE, "device buffers with a negative-extent datatype cannot be "
-                                     "staged");
-  *offset = static_cast<std::ptrdiff_t>(tlb);
-  *bytes = count > 0 ? static_cast<std::size_t>(text + (count - 1) * ext) : 0;
-  return {};
-}
-
 }  // namespace
 
 struct Staging {
+  // The span of a (buffer, count, datatype) from its true lower bound, in the user's buffer and
+  // in the bounce buffer (same layout). A datatype with gaps copies only its typemap's blocks,
+  // `runs`, a table kept in the bounce buffer after the span: pinned, so that a GPU kernel may
+  // read it, and released with the buffer, once no copy can use it any more.
   struct Copy {
     char *user = nullptr;
     char *bounce = nullptr;
     std::size_t bytes = 0;
+    const CopyRun *runs = nullptr;  // null: the span is dense, one copy
+    std::size_t nruns = 0;
   };
 
   Backend *be = nullptr;
@@ -127,15 +122,24 @@ struct Staging {
 
   // A bounce buffer for the region of @p user; returns its counterpart of @p user.
   Status stage(char *user, int count, MPI_Datatype dt, Copy *c, char **bounce_view) {
-    std::ptrdiff_t off = 0;
-    std::size_t bytes = 0;
-    MPIX_TRY(span(count, dt, &off, &bytes));
+    TypeLayout lay;
+    MPIX_TRY(typemap_layout(count, dt, &lay));
+    const std::ptrdiff_t off = lay.lb;
+    const std::size_t table_at = (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) *
+                                 alignof(CopyRun);
+    const std::size_t bytes =
+        lay.dense() ? lay.span : table_at + lay.runs.size() * sizeof(CopyRun);
     Bounce b;
     MPIX_TRY(pool().acquire(be, bytes, &b));
     bufs[nbufs++] = b;
     c->user = user + off;
     c->bounce = b.p;
-    c->bytes = bytes;
+    c->bytes = lay.span;
+    if (!lay.dense()) {
+      std::memcpy(b.p + table_at, lay.runs.data(), lay.runs.size() * sizeof(CopyRun));
+      c->runs = reinterpret_cast<const CopyRun *>(b.p + table_at);
+      c->nruns = lay.runs.size();
+    }
     // The provider addresses the buffer as the user did: base = bounce - true lower bound.
     *bounce_view = b.p - off;
     return {};
@@ -174,15 +178,22 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
 }
 
 Status staging_copy_out(Staging &stg, ExecStream &ex) {
-  for (int i = 0; i < stg.nout; ++i)
-    MPIX_TRY(ex.copy_async(stg.out[i].bounce, stg.out[i].user, stg.out[i].bytes));
+  for (int i = 0; i < stg.nout; ++i) {
+    const Staging::Copy &c = stg.out[i];
+    MPIX_TRY(c.runs ? ex.copy_runs_async(c.bounce, c.user, c.runs, c.nruns)
+                    : ex.copy_async(c.bounce, c.user, c.bytes));
+  }
   return {};
 }
 
 Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
                        uint64_t next_threshold) {
-  if (!stg.has_in || stg.copied_in.load()) return {};
-  MPIX_TRY(ex.copy_async(stg.in.user, stg.in.bounce, stg.in.bytes));
+  // Claimed once: a host MPI_Wait / MPI_Test on the request after this (a queue request stays
+  // user-visible) must not copy again, over what later stream work wrote to the buffer.
+  if (!stg.has_in || stg.copied_in.exchange(true)) return {};
+  const Staging::Copy &c = stg.in;
+  MPIX_TRY(c.runs ? ex.copy_runs_async(c.user, c.bounce, c.runs, c.nruns)
+                  : ex.copy_async(c.user, c.bounce, c.bytes));
   stg.release_word = trigger_word;
   stg.release_value = next_threshold;
   return {};
@@ -190,7 +201,9 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
 
 Status staging_copy_in_on_host(Staging &stg) {
   if (!stg.has_in || stg.copied_in.exchange(true)) return {};
-  return stg.be->copy_sync(stg.in.user, stg.in.bounce, stg.in.bytes);
+  const Staging::Copy &c = stg.in;
+  return c.runs ? stg.be->copy_runs_sync(c.user, c.bounce, c.runs, c.nruns)
+                : stg.be->copy_sync(c.user, c.bounce, c.bytes);
 }
 
 StagingPoolStats staging_pool_stats() { return pool().stats(); }

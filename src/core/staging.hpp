@@ -9,6 +9,11 @@
 //
 // One op is one message on the wire whatever its size, so staged ops match plain MPI peers,
 // ANY_SOURCE receives and receives larger than the message exactly as unstaged ones do.
+//
+// The bounce buffer mirrors the user's buffer from the datatype's true lower bound to its true
+// upper bound. A datatype with gaps (a strided vector, a struct with padding) is copied block by
+// block along its typemap (core/typemap.hpp), so a receive never writes the gap bytes of device
+// memory and a send never reads them; a dense one is one copy.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +37,9 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory);
 Status staging_copy_out(Staging &stg, ExecStream &ex);
 
 // Stream-ordered copy into device memory (after the completion wait). @p trigger_word and
-// @p next_threshold (the threshold the stream's next op will get) tell when the stream has
-// run the copy, so that the bounce buffer may be reused.
+// @p next_threshold (the next value the stream writes to that word after this copy) tell when
+// the stream has run the copy, so that the bounce buffer may be reused. The data is copied in
+// once: by the first of this call and staging_copy_in_on_host.
 Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
                        uint64_t next_threshold);
 

@@ -31,6 +31,17 @@ struct StreamMemOp {
   uint64_t value;
 };
 
+// One strided run of a datatype's typemap (core/typemap.hpp): `count` blocks of `len` bytes,
+// the first `offset` bytes from a base address, each `stride` bytes after the previous one
+// (stride 0 when count is 1). A GPU backend may read a table of runs from a kernel.
+struct CopyRun {
+  uint64_t offset;
+  uint64_t len;
+  uint64_t stride;
+  uint64_t count;
+};
+static_assert(sizeof(CopyRun) == 32, "CopyRun tables are read by device code");
+
 // One native stream, driven in stream order.
 class ExecStream {
  public:
@@ -53,6 +64,20 @@ class ExecStream {
   virtual Status launch_host(void (*fn)(void *), void *arg) = 0;
   // Stream-ordered copy of @p bytes (any direction the backend supports).
   virtual Status copy_async(void *dst, const void *src, std::size_t bytes) = 0;
+  // Stream-ordered copy of the blocks of @p runs only, each from @p src + offset to @p dst +
+  // offset: bytes between the blocks are neither read nor written. The table @p runs must be
+  // in pinned host memory (Backend::alloc_pinned; a GPU backend may read it from a kernel) and
+  // stay untouched until the stream has run the copy.
+  virtual Status copy_runs_async(void *dst, const void *src, const CopyRun *runs, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (uint64_t k = 0; k < runs[i].count; ++k) {
+        const uint64_t off = runs[i].offset + k * runs[i].stride;
+        Status st = copy_async(static_cast<char *>(dst) + off,
+                               static_cast<const char *>(src) + off, runs[i].len);
+        if (!st.is_ok()) return st;
+      }
+    return {};
+  }
   // Blocks the calling thread until all work enqueued so far has run.
   virtual Status synchronize() = 0;
   virtual TriggerMode trigger_mode() const = 0;
@@ -75,6 +100,17 @@ class Backend {
   // with MPI_Wait on the host). Any direction the backend supports.
   virtual Status copy_sync(void *dst, const void *src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
+    return {};
+  }
+  // Blocking copy of the blocks of @p runs only (see ExecStream::copy_runs_async), like
+  // copy_sync.
+  virtual Status copy_runs_sync(void *dst, const void *src, const CopyRun *runs, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (uint64_t k = 0; k < runs[i].count; ++k) {
+        const uint64_t off = runs[i].offset + k * runs[i].stride;
+        std::memcpy(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off,
+                    runs[i].len);
+      }
     return {};
   }
   // One-line description for mpix_info (devices, versions, what was found).

@@ -7,9 +7,10 @@
 //   process    init(), versions(), device_count(), device_info(), get_device(), set_device()
 //   streams    stream_device(), is_capturing(), synchronize(), stream_create_private()
 //   in order   write_value(), wait_value(), batch(), launch_host(), copy_async(),
-//              kernel_write(), kernel_wait(), load_kernels()
-//   memory     classify(), host_alloc(), host_free(), host_register(), host_unregister(),
-//              host_device_pointer()
+//              copy_2d_async(), kernel_write(), kernel_wait(), copy_runs_kernel(),
+//              load_kernels()
+//   memory     classify(), kernel_can_access(), host_alloc(), host_free(), host_register(),
+//              host_unregister(), host_device_pointer()
 //
 // Every call returns a Status (MPI error class + message); device addresses travel as
 // uint64_t so the common code needs no vendor types.

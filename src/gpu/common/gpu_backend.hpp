@@ -65,21 +65,17 @@ class GpuBackend final : public Backend {
   void free_pinned(void *p) override { Api::host_free(p); }
 
   Status copy_sync(void *dst, const void *src, std::size_t bytes) override {
-    MPIX_TRY(start());
-    int dev = 0;
-    MPIX_TRY(Api::get_device(&dev));
     stream_t s{};
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (dev < 0 || dev >= static_cast<int>(private_.size()))
-        return make_status(MPI_ERR_OTHER, "current %s device %d is out of range", Api::kName, dev);
-      if (!private_[dev].made) {
-        MPIX_TRY(Api::stream_create_private(&private_[dev].s));
-        private_[dev].made = true;
-      }
-      s = private_[dev].s;
-    }
+    MPIX_TRY(private_stream(&s));
     MPIX_TRY(Api::copy_async(dst, src, bytes, s));
+    return Api::synchronize(s);
+  }
+
+  Status copy_runs_sync(void *dst, const void *src, const CopyRun *runs,
+                        std::size_t n) override {
+    stream_t s{};
+    MPIX_TRY(private_stream(&s));
+    MPIX_TRY(gpu_detail::copy_runs<Api>(dst, src, runs, n, s));
     return Api::synchronize(s);
   }
 
@@ -103,6 +99,22 @@ class GpuBackend final : public Backend {
     bool made = false;
     stream_t s{};
   };
+
+  // The current device's stream for blocking copies, made on first use.
+  Status private_stream(stream_t *out) {
+    MPIX_TRY(start());
+    int dev = 0;
+    MPIX_TRY(Api::get_device(&dev));
+    std::lock_guard<std::mutex> lk(mu_);
+    if (dev < 0 || dev >= static_cast<int>(private_.size()))
+      return make_status(MPI_ERR_OTHER, "current %s device %d is out of range", Api::kName, dev);
+    if (!private_[dev].made) {
+      MPIX_TRY(Api::stream_create_private(&private_[dev].s));
+      private_[dev].made = true;
+    }
+    *out = private_[dev].s;
+    return {};
+  }
 
   Status do_start() {
     MPIX_TRY(Api::init());

@@ -65,6 +65,30 @@ inline void host_wait(void *p) {
   }
 }
 
+// The copy engine's way through a table of runs: one 2D copy per strided run, one copy per
+// single block. A 2D copy needs len <= stride (a send's overlapping typemap may not have it)
+// and a pitch the runtime takes; other runs go row by row.
+template <class Api>
+Status copy_runs(void *dst, const void *src, const CopyRun *runs, std::size_t n,
+                 typename Api::stream_t s) {
+  constexpr uint64_t kMaxPitch = (uint64_t{1} << 31) - 1;
+  auto *d = static_cast<char *>(dst);
+  auto *c = static_cast<const char *>(src);
+  for (std::size_t i = 0; i < n; ++i) {
+    const CopyRun r = runs[i];
+    if (r.count == 1) {
+      MPIX_TRY(Api::copy_async(d + r.offset, c + r.offset, r.len, s));
+    } else if (r.len <= r.stride && r.stride <= kMaxPitch) {
+      MPIX_TRY(Api::copy_2d_async(d + r.offset, c + r.offset, r.len, r.stride, r.count, s));
+    } else {
+      for (uint64_t k = 0; k < r.count; ++k)
+        MPIX_TRY(Api::copy_async(d + r.offset + k * r.stride, c + r.offset + k * r.stride, r.len,
+                                 s));
+    }
+  }
+  return {};
+}
+
 }  // namespace gpu_detail
 
 template <class Api>
@@ -145,6 +169,25 @@ class GpuExecStream final : public ExecStream {
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
     return Api::copy_async(dst, src, bytes, s_);
+  }
+
+  // Few runs, or large ones: the copy engine, a runtime call per run. Many small runs: one
+  // scatter/gather kernel reads the table (a runtime call costs about what a kernel launch
+  // does), if this build has kernels and the kernel can reach both buffers and the table
+  // (device memory of this stream's device, managed memory, mapped pinned host memory).
+  Status copy_runs_async(void *dst, const void *src, const CopyRun *runs,
+                         std::size_t n) override {
+    constexpr std::size_t kMaxRunCopies = 4;
+    constexpr uint64_t kLargeRun = 64 * 1024;  // bytes per run where the copy engine does well
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    uint64_t bytes = 0;
+    for (std::size_t i = 0; i < n; ++i) bytes += runs[i].len * runs[i].count;
+    if (Api::kHasKernels && n > kMaxRunCopies && bytes / n < kLargeRun &&
+        Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_) &&
+        Api::kernel_can_access(runs, device_))
+      return Api::copy_runs_kernel(s_, dst, src, runs, n);
+    return gpu_detail::copy_runs<Api>(dst, src, runs, n, s_);
   }
 
   Status synchronize() override { return Api::synchronize(s_); }

@@ -179,6 +179,12 @@ Status CudaApi::copy_async(void *dst, const void *src, std::size_t bytes, stream
   return {};
 }
 
+Status CudaApi::copy_2d_async(void *dst, const void *src, std::size_t width, std::size_t pitch,
+                              std::size_t height, stream_t s) {
+  MPIX_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, src, pitch, width, height, cudaMemcpyDefault, s));
+  return {};
+}
+
 Status CudaApi::synchronize(stream_t s) {
   MPIX_CUDA_CHECK(cudaStreamSynchronize(s));
   return {};
@@ -205,6 +211,25 @@ MemKind CudaApi::classify(const void *p) {
       return MemKind::pinned_host;
     default:
       return MemKind::host;
+  }
+}
+
+bool CudaApi::kernel_can_access(const void *p, int dev) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  switch (a.type) {
+    case cudaMemoryTypeDevice:
+      return a.device == dev;  // another device's memory would need peer access
+    case cudaMemoryTypeManaged:
+      return true;
+    case cudaMemoryTypeHost:
+      // Mapped pinned memory; with unified addressing the device uses the host address.
+      return a.devicePointer == p;
+    default:
+      return false;
   }
 }
 

@@ -57,10 +57,15 @@ struct CudaApi {
   static Status batch(stream_t s, const GpuMemOp *ops, std::size_t n);
   static Status launch_host(stream_t s, void (*fn)(void *), void *arg);
   static Status copy_async(void *dst, const void *src, std::size_t bytes, stream_t s);
+  // @p height rows of @p width bytes, @p pitch bytes apart in both buffers.
+  static Status copy_2d_async(void *dst, const void *src, std::size_t width, std::size_t pitch,
+                              std::size_t height, stream_t s);
   static Status synchronize(stream_t s);
   static Status stream_create_private(stream_t *s);
 
   static MemKind classify(const void *p);
+  // Whether a kernel on device @p dev can dereference @p p as it is.
+  static bool kernel_can_access(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
   static Status host_register(void *p, std::size_t bytes);
@@ -70,6 +75,9 @@ struct CudaApi {
   // 1-thread kernels of the `kernel` trigger mode (cuda_kernels.cu).
   static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
+  // Copies the blocks of @p runs (a table the kernel reads) from @p src to @p dst.
+  static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
+                                 std::size_t n);
   // Loads mpix's kernels into the current device's context now (see DESIGN.md §7: a lazily
   // loaded kernel launched behind a closed stream wait can deadlock).
   static Status load_kernels();

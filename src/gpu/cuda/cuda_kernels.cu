@@ -1,6 +1,10 @@
+// mpix's CUDA kernels.
 // The `kernel` trigger mode: 1-thread kernels that store a signal word or spin until one is
 // reached. Used where the stream cannot carry memory operations (devices without them, streams
 // being captured) and when asked for with mpix_trigger=kernel / MPIX_TRIGGER=kernel.
+// Staging of datatypes with many gaps: one kernel copies the blocks of a table of runs between
+// device memory and a mapped pinned bounce buffer, where a copy per run would cost a runtime
+// call each.
 #include "gpu/cuda/cuda_api.hpp"
 
 namespace mpix {
@@ -21,7 +25,46 @@ __global__ void wait_word(const volatile unsigned long long *word, unsigned long
   __threadfence_system();
 }
 
+// One run's blocks, by the threads of one CUDA block, in words of W bytes (every address of the
+// run is a multiple of sizeof(W)).
+template <class W>
+__device__ void copy_run(char *dst, const char *src, const CopyRun &r) {
+  const unsigned long long words = r.len / sizeof(W), total = words * r.count;
+  for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) {
+    const unsigned long long row = i / words, col = i - row * words;
+    const unsigned long long off = r.offset + row * r.stride + col * sizeof(W);
+    *reinterpret_cast<W *>(dst + off) = *reinterpret_cast<const W *>(src + off);
+  }
+}
+
+// A CUDA block per run at a time. Runs of one typemap never overlap where it matters: a
+// receive's typemap may not overlap, and a send's overlapping blocks copy the same bytes.
+__global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
+                               unsigned long long n) {
+  for (unsigned long long i = blockIdx.x; i < n; i += gridDim.x) {
+    const CopyRun r = runs[i];
+    const unsigned long long a = r.offset | r.len | (r.count > 1 ? r.stride : 0) |
+                                 reinterpret_cast<unsigned long long>(dst) |
+                                 reinterpret_cast<unsigned long long>(src);
+    if (a % 8 == 0) copy_run<unsigned long long>(dst, src, r);
+    else if (a % 4 == 0) copy_run<unsigned int>(dst, src, r);
+    else copy_run<unsigned char>(dst, src, r);
+  }
+  // A gather into host memory is read by the agent once the stream's trigger is written.
+  __threadfence_system();
+}
+
 }  // namespace
+
+Status CudaApi::copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
+                                 std::size_t n) {
+  if (n == 0) return {};
+  const unsigned blocks = n < 1024 ? static_cast<unsigned>(n) : 1024u;
+  copy_run_table<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
+                                   runs, n);
+  MPIX_CUDA_CHECK(cudaGetLastError());
+  return {};
+}
 
 Status CudaApi::kernel_write(stream_t s, uint64_t dev_word, uint64_t value) {
   store_word<<<1, 1, 0, s>>>(reinterpret_cast<unsigned long long *>(dev_word), value);
@@ -39,6 +82,7 @@ Status CudaApi::load_kernels() {
   cudaFuncAttributes a;
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, store_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_word));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_run_table));
   return {};
 }
 

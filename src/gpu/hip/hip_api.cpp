@@ -126,6 +126,12 @@ Status HipApi::copy_async(void *dst, const void *src, std::size_t bytes, stream_
   return {};
 }
 
+Status HipApi::copy_2d_async(void *dst, const void *src, std::size_t width, std::size_t pitch,
+                             std::size_t height, stream_t s) {
+  MPIX_HIP_CHECK(hipMemcpy2DAsync(dst, pitch, src, pitch, width, height, hipMemcpyDefault, s));
+  return {};
+}
+
 Status HipApi::synchronize(stream_t s) {
   MPIX_HIP_CHECK(hipStreamSynchronize(s));
   return {};
@@ -145,6 +151,9 @@ MemKind HipApi::classify(const void *p) {
   if (a.isManaged) return MemKind::managed;
   return a.memoryType == hipMemoryTypeDevice ? MemKind::device : MemKind::pinned_host;
 }
+
+// No kernels in a host-compiler build: tables of runs go through the copy engine.
+bool HipApi::kernel_can_access(const void *, int) { return false; }
 
 Status HipApi::host_alloc(std::size_t bytes, void **p) {
   hipError_t rc = hipHostMalloc(p, bytes ? bytes : 1, hipHostMallocPortable | hipHostMallocMapped);
@@ -184,6 +193,12 @@ Status HipApi::kernel_write(stream_t, uint64_t, uint64_t) {
 Status HipApi::kernel_wait(stream_t, uint64_t, uint64_t) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "the kernel trigger mode needs mpix's HIP kernels (build with hipcc)");
+}
+
+Status HipApi::copy_runs_kernel(stream_t, void *, const void *, const CopyRun *, std::size_t) {
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "copying datatype blocks by kernel needs mpix's HIP kernels (build with "
+                     "hipcc)");
 }
 
 Status HipApi::load_kernels() { return {}; }

@@ -47,10 +47,13 @@ struct HipApi {
   static Status batch(stream_t s, const GpuMemOp *ops, std::size_t n);
   static Status launch_host(stream_t s, void (*fn)(void *), void *arg);
   static Status copy_async(void *dst, const void *src, std::size_t bytes, stream_t s);
+  static Status copy_2d_async(void *dst, const void *src, std::size_t width, std::size_t pitch,
+                              std::size_t height, stream_t s);
   static Status synchronize(stream_t s);
   static Status stream_create_private(stream_t *s);
 
   static MemKind classify(const void *p);
+  static bool kernel_can_access(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
   static Status host_register(void *p, std::size_t bytes);
@@ -59,6 +62,8 @@ struct HipApi {
 
   static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
+  static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
+                                 std::size_t n);
   static Status load_kernels();
 };
 

@@ -2,6 +2,7 @@
 // machines without a GPU, and what a general stream (MPI_INFO_NULL) executes on.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
@@ -42,6 +43,31 @@ class HostExecStream final : public ExecStream {
                      },
                      c),
                  "launch(copy)");
+  }
+  // One host function for the whole table (the table outlives the copy: the caller's contract).
+  Status copy_runs_async(void *dst, const void *src, const CopyRun *runs,
+                         std::size_t n) override {
+    struct Copy {
+      void *dst;
+      const void *src;
+      const CopyRun *runs;
+      std::size_t n;
+    };
+    auto c = std::make_unique<Copy>(Copy{dst, src, runs, n});
+    int rc = mpix_host_stream_launch(
+        s_,
+        [](void *p) {
+          std::unique_ptr<Copy> c(static_cast<Copy *>(p));
+          for (std::size_t i = 0; i < c->n; ++i)
+            for (uint64_t k = 0; k < c->runs[i].count; ++k) {
+              const uint64_t off = c->runs[i].offset + k * c->runs[i].stride;
+              std::memcpy(static_cast<char *>(c->dst) + off,
+                          static_cast<const char *>(c->src) + off, c->runs[i].len);
+            }
+        },
+        c.get());
+    if (rc == 0) c.release();  // the host function owns it now
+    return check(rc, "launch(copy_runs)");
   }
   Status synchronize() override {
     return check(mpix_host_stream_synchronize(s_), "synchronize");
