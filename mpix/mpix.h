@@ -189,11 +189,12 @@ int MPIX_Free_queue(MPIX_Queue queue);
  * complete or free it on the host with MPI_Wait / MPI_Test / MPI_Request_free as any request
  * (after the stream has passed MPIX_Enqueue_wait it is already complete).
  * @p comm carries the message: any communicator with provider mpi; a stream communicator with
- * other providers. Buffers must be host memory (pageable or pinned) unless the provider reads
- * device memory: device and managed buffers are refused (no staging on this path).
+ * other providers. Buffers may be host (pageable or pinned), device or managed memory; device
+ * and managed buffers go through pinned bounce buffers in the queue's stream order, as on the
+ * stream API: a send's copy out at its MPIX_Enqueue_start, a receive's copy in right after its
+ * completion in MPIX_Enqueue_wait (or on the host, by MPI_Wait / MPI_Test, if that comes first).
  * @return MPI_SUCCESS, MPI_ERR_ARG (bad queue, null @p request), MPI_ERR_COMM, MPI_ERR_COUNT,
- *         MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_RANK, MPI_ERR_TAG,
- *         MPI_ERR_UNSUPPORTED_OPERATION (device buffer on a path that cannot read it).
+ *         MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_RANK, MPI_ERR_TAG.
  */
 int MPIX_Enqueue_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm, MPIX_Queue queue, MPI_Request *request);

@@ -114,7 +114,8 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   const std::shared_ptr<Staging> stg = op->staging;
   // From here the agent owns the op; it fires once the stream writes the threshold.
   MPIX_TRY(agent_submit(op));
-  if (stg) MPIX_TRY(staging_copy_out(*stg, *ex));
+  // A queue op reads its buffer at its start: Queue::start copies out then.
+  if (stg && !queued) MPIX_TRY(staging_copy_out(*stg, *ex));
   if (request) {
     if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
     *request = op->grequest;

@@ -7,6 +7,7 @@
 #include "core/op.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
+#include "core/staging.hpp"
 #include "core/stream.hpp"
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
@@ -43,19 +44,6 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
                          prov->name());
     ctx = plain_ctx_;
   }
-  // Staged device buffers would be copied at enqueue time, not at the start, and copied back
-  // only by an MPI_Request wait: not the queue's semantics. Refuse them unless the provider
-  // reads device memory itself.
-  Provider *prov = nullptr;
-  MPIX_TRY(provider_get(&prov));
-  for (const void *p : {a.sbuf, static_cast<const void *>(a.rbuf)}) {
-    if (!p || a.count == 0 || prov->caps().device_memory) continue;
-    MemKind mk = stream_->backend()->classify(p);
-    if (mk == MemKind::device || mk == MemKind::managed)
-      return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "%s buffer %p: queue operations need "
-                         "host or pinned host buffers with provider %s", mem_kind_name(mk), p,
-                         prov->name());
-  }
   std::lock_guard<std::mutex> lk(mu_);
   a.queue_stream = stream_;
   a.queue_ctx = std::move(ctx);
@@ -65,7 +53,8 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
   Op *op = request_find(*request, false);
   if (!op) return make_status(MPI_ERR_INTERN, "queue op request %p not found", 
                               static_cast<void *>(request));
-  unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold});
+  // Device buffers (op->staging) are copied at start and wait, not here.
+  unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold, op->staging});
   return {};
 }
 
@@ -74,7 +63,14 @@ Status Queue::start() {
   ExecStream *ex = nullptr;
   MPIX_TRY(stream_->exec(&ex));
   std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
-  MPIX_TRY(ex->write_value(stream_->trigger_word(), base_ + starts_ + 1));
+  const uint64_t value = base_ + starts_ + 1;
+  // The ops this start fires are the newest: copy their device send buffers out now, in stream
+  // order before the trigger, so that the sends see every kernel enqueued before the start.
+  std::size_t first = unwaited_.size();
+  while (first > 0 && unwaited_[first - 1].threshold == value) --first;
+  for (std::size_t i = first; i < unwaited_.size(); ++i)
+    if (unwaited_[i].staging) MPIX_TRY(staging_copy_out(*unwaited_[i].staging, *ex));
+  MPIX_TRY(ex->write_value(stream_->trigger_word(), value));
   ++starts_;
   return {};
 }
@@ -92,8 +88,11 @@ Status Queue::wait() {
     const Pending &p = unwaited_[i];
     // A word that already holds the value needs no stream wait: values only grow, and a
     // recycled word's next owner waits for a larger one.
-    if (reached(load_signal(p.word), p.value)) continue;
-    MPIX_TRY(ex->wait_value(p.word, p.value));
+    if (!reached(load_signal(p.word), p.value)) MPIX_TRY(ex->wait_value(p.word, p.value));
+    // A staged receive lands in device memory after its wait, in stream order; its bounce
+    // buffer is free again once the stream writes the next start's value.
+    if (p.staging)
+      MPIX_TRY(staging_copy_in(*p.staging, *ex, stream_->trigger_word(), base_ + starts_ + 1));
   }
   unwaited_.erase(unwaited_.begin(), unwaited_.begin() + static_cast<std::ptrdiff_t>(n));
   return {};

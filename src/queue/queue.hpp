@@ -5,6 +5,11 @@
 // their stream's trigger word reaches their threshold (core/agent.cpp), exactly as for the
 // stream API, so each start fires exactly the ops enqueued before it. Several queues on one
 // native stream are several private Streams, each with its own word.
+//
+// Device buffers are staged as on the stream API (core/staging.hpp), in the queue's stream
+// order: a send's copy out of device memory goes right before the trigger of the start that
+// fires it (so kernels enqueued between MPIX_Enqueue_send and the start are seen), a receive's
+// copy into device memory right after its completion wait in MPIX_Enqueue_wait.
 #pragma once
 
 #include <mpi.h>
@@ -21,6 +26,7 @@ namespace mpix {
 
 class Stream;
 struct CommCtx;
+struct Staging;
 
 class Queue {
  public:
@@ -40,11 +46,12 @@ class Queue {
  private:
   Queue() = default;
 
-  // An op's completion word, for MPIX_Enqueue_wait.
+  // An op's completion word, for MPIX_Enqueue_wait, and its staged device buffers, if any.
   struct Pending {
     uint64_t *word;
     uint64_t value;
     uint64_t threshold;
+    std::shared_ptr<Staging> staging;
   };
 
   MPI_Comm comm_ = MPI_COMM_NULL;
