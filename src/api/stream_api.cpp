@@ -1,12 +1,14 @@
 // C entry points: streams and stream communicators (MPICH-compatible).
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "api/checks.hpp"
 #include "api/errors.hpp"
 #include "api/info_hex.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/enqueue.hpp"
 #include "core/runtime.hpp"
 #include "core/settings.hpp"
 #include "core/stream.hpp"
@@ -47,6 +49,17 @@ Status parse_trigger(MPI_Info info, TriggerMode *mode, bool *explicit_mode) {
   return {};
 }
 
+Status parse_defer_triggers(MPI_Info info, bool *on) {
+  std::string v;
+  if (!info_get(info, "mpix_defer_trigger", &v)) v = setting_str(Setting::defer_trigger);
+  if (v == "1" || v == "true" || v == "on") *on = true;
+  else if (v == "0" || v == "false" || v == "off") *on = false;
+  else
+    return make_status(MPI_ERR_ARG, "mpix_defer_trigger \"%s\" is not true or false",
+                       v.c_str());
+  return {};
+}
+
 Status stream_create(MPI_Info info, MPIX_Stream *out) {
   if (!out) return make_status(MPI_ERR_ARG, "stream is NULL");
   MPIX_TRY(runtime_init());
@@ -60,6 +73,8 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
       return make_status(MPI_ERR_ARG, "info type \"%s\" is not cudaStream_t, hipStream_t or "
                          "mpix_host_stream", type.c_str());
   }
+  bool defer = false;
+  MPIX_TRY(parse_defer_triggers(info, &defer));
   Backend *be = nullptr;
   MPIX_TRY(backend_get(kind, &be));
   std::unique_ptr<ExecStream> exec;
@@ -80,6 +95,7 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
     MPIX_TRY(be->open_stream(native, mode, &exec));
   }
   auto s = std::make_shared<Stream>(stream_new_id(), kind, be, std::move(exec));
+  s->set_defer_triggers(defer);
   uint64_t id = 0;
   MPIX_TRY(stream_register(std::move(s), &id));
   *out = to_handle(id);
@@ -173,6 +189,10 @@ int MPIX_Stream_synchronize(MPIX_Stream stream) {
   Status st = find_stream(stream, &s);
   ExecStream *ex = nullptr;
   if (st.is_ok()) st = s->exec(&ex);
+  if (st.is_ok()) {
+    std::lock_guard<std::mutex> lk(s->enqueue_mutex());
+    st = flush_deferred_trigger(*s, *ex);
+  }
   if (st.is_ok()) st = ex->synchronize();
   return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
 }

@@ -117,16 +117,24 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // A queue op reads its buffer at its start: Queue::start copies out then.
   if (stg && !queued) MPIX_TRY(staging_copy_out(*stg, *ex));
   if (request) {
-    if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
+    if (!queued && s.defers_triggers()) s.defer_trigger(threshold);
+    else if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
     *request = op->grequest;
     return {};
   }
-  // Trigger and completion wait in one call (one cuStreamBatchMemOp on a GPU stream).
+  // Trigger and completion wait in one call (one cuStreamBatchMemOp on a GPU stream); the
+  // threshold covers any deferred trigger below it.
+  s.take_deferred();
   const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
                               {StreamMemOp::wait, done_word, done_value}};
   MPIX_TRY(ex->batch(ops, 2));
   if (stg) MPIX_TRY(staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold()));
   return {};
+}
+
+Status flush_deferred_trigger(Stream &s, ExecStream &ex) {
+  const uint64_t t = s.take_deferred();
+  return t ? ex.write_value(s.trigger_word(), t) : Status{};
 }
 
 Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
@@ -165,6 +173,9 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
     MPIX_TRY(s.exec(&ex));
     {
       std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+      // Deferred triggers of these (or earlier) ops go first, in the same call.
+      if (const uint64_t t = s.take_deferred())
+        waits.insert(waits.begin(), StreamMemOp{StreamMemOp::write, s.trigger_word(), t});
       MPIX_TRY(ex->batch(waits.data(), waits.size()));
       for (int k = i; k < end; ++k)
         if (ops[k] && ops[k]->staging)

@@ -11,6 +11,9 @@
 
 namespace mpix {
 
+class Stream;
+class ExecStream;
+
 struct EnqueueArgs {
   OpKind kind = OpKind::send;
   const void *sbuf = nullptr;
@@ -34,6 +37,9 @@ struct EnqueueArgs {
 // stream waits for completion and @p status (may be null) is filled in stream order.
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status);
 
+// Writes the stream's deferred trigger, if it has one (Stream::defers_triggers), so that the
+// ops armed so far fire once the stream gets here. Call with the stream's enqueue_mutex held.
+Status flush_deferred_trigger(Stream &s, ExecStream &ex);
 // The stream of the request's communicator waits for it; the handle is consumed.
 Status enqueue_wait(MPI_Request *request, MPI_Status *status);
 // The stream waits for every request of @p requests (MPI_REQUEST_NULL entries allowed);

@@ -38,6 +38,21 @@ class Stream {
   uint64_t peek_next_threshold() const { return last_threshold_ + 1; }
   uint64_t *trigger_word() const { return trigger_.word; }
 
+  // Deferred triggers (info key mpix_defer_trigger / MPIX_DEFER_TRIGGER): a nonblocking op's
+  // trigger is not written at once but with the stream's next mpix operation that needs the
+  // stream to go on, so that the sends and receives of one exchange cost one stream write.
+  // Legal because MPI forbids touching a nonblocking op's buffer before its completion, which
+  // in stream order comes after that write. Call these with enqueue_mutex held.
+  void set_defer_triggers(bool on) { defer_triggers_ = on; }
+  bool defers_triggers() const { return defer_triggers_; }
+  void defer_trigger(uint64_t threshold) { deferred_ = threshold; }
+  // The deferred threshold to write now (0: none); a later write covers it, so it is cleared.
+  uint64_t take_deferred() {
+    const uint64_t t = deferred_;
+    deferred_ = 0;
+    return t;
+  }
+
   std::atomic<int64_t> pending_ops{0};   // enqueued and not yet complete
   std::atomic<int> attached_comms{0};    // stream communicators using it
 
@@ -52,6 +67,8 @@ class Stream {
   bool released_ = false;  // guarded by exec_mu_
   std::mutex enqueue_mu_;
   uint64_t last_threshold_ = 0;
+  bool defer_triggers_ = false;
+  uint64_t deferred_ = 0;  // highest threshold armed but not yet written to the stream
   SignalWord trigger_;
 };
 

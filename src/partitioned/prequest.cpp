@@ -297,10 +297,13 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
   }
   {
     std::lock_guard<std::mutex> slk(*order);
-    // One call (one cuStreamBatchMemOp on a GPU stream): wait for the round, mark it done.
-    const StreamMemOp ops[2] = {{StreamMemOp::wait, words_->done.word, R},
-                                {StreamMemOp::write, words_->round.word, R}};
-    MPIX_TRY(ex->batch(ops, 2));
+    // One call (one cuStreamBatchMemOp on a GPU stream): the stream's deferred trigger (ops
+    // before this wait must be able to fire), wait for the round, mark it done.
+    StreamMemOp ops[3] = {{StreamMemOp::write, ctx_->stream->trigger_word(), 0},
+                          {StreamMemOp::wait, words_->done.word, R},
+                          {StreamMemOp::write, words_->round.word, R}};
+    ops[0].value = ctx_->stream->take_deferred();
+    MPIX_TRY(ops[0].value ? ex->batch(ops, 3) : ex->batch(ops + 1, 2));
   }
   active_ = false;
   last_wait_enqueued_ = true;
