@@ -148,9 +148,14 @@ struct Staging {
 
 Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
   if (provider_device_memory || op.count == 0) return {};
+  // Classify the first byte the datatype touches, not the buffer argument: with a positive
+  // true lower bound (a subarray, say) the argument may lie before the allocation, where the
+  // GPU runtime sees no device memory at all.
+  MPI_Count tlb = 0, text = 0;
+  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
   auto needs = [&](const void *p) {
     if (!p || p == MPI_IN_PLACE) return false;
-    MemKind mk = be.classify(p);
+    MemKind mk = be.classify(static_cast<const char *>(p) + tlb);
     return mk == MemKind::device || mk == MemKind::managed;
   };
   bool s = (op.kind == OpKind::send || op.kind == OpKind::allreduce) && needs(op.sbuf);
