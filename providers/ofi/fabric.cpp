@@ -17,7 +17,8 @@ constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 InfoPtr make_hints(const std::string &prov, bool trigger, bool ordered) {
   InfoPtr h(fi_allocinfo());
   if (!h) return h;
-  h->caps = FI_TAGGED | FI_SEND | FI_RECV | (trigger ? FI_TRIGGER : 0);
+  // FI_MSG: mpix's own matching (soft_match.hpp) sends its headers as untagged messages.
+  h->caps = FI_TAGGED | FI_MSG | FI_SEND | FI_RECV | (trigger ? FI_TRIGGER : 0);
   h->ep_attr->type = FI_EP_RDM;
   // Every operation gets a context of fi_context2 size (ofi_op.hpp), so both modes are fine.
   h->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -50,7 +51,7 @@ Status Fabric::open(const std::string &prov_name, std::unique_ptr<Fabric> *out) 
   }
   if (!f->info_)
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
-                       "libfabric has no provider \"%s\" for FI_EP_RDM + FI_TAGGED (%s; "
+                       "libfabric has no provider \"%s\" for FI_EP_RDM + FI_TAGGED + FI_MSG (%s; "
                        "available: %s)",
                        prov_name.c_str(), fi_strerror(-last_rc), ofi_providers_available().c_str());
   // Keep only the first match (first interface); the list tail is not needed.

@@ -36,7 +36,7 @@ using InfoPtr = std::unique_ptr<fi_info, InfoFree>;
 class Fabric {
  public:
   // Opens the endpoint of libfabric provider @p prov_name ("sockets", "tcp", "shm", ...) for
-  // FI_EP_RDM + FI_TAGGED. FI_TRIGGER is asked for when the provider offers it.
+  // FI_EP_RDM + FI_TAGGED + FI_MSG. FI_TRIGGER is asked for when the provider offers it.
   static Status open(const std::string &prov_name, std::unique_ptr<Fabric> *out);
   ~Fabric();
 
@@ -72,7 +72,7 @@ class Fabric {
   std::map<std::vector<unsigned char>, fi_addr_t> addrs_;
 };
 
-// The libfabric providers offering FI_EP_RDM + FI_TAGGED here ("sockets tcp;ofi_rxm ...").
+// The libfabric providers offering FI_EP_RDM + FI_TAGGED + FI_MSG here ("sockets tcp;ofi_rxm ...").
 std::string ofi_providers_available();
 
 }  // namespace mpix

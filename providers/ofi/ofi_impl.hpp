@@ -8,11 +8,13 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "providers/mpi/mpi_provider.hpp"
 #include "providers/ofi/fabric.hpp"
 #include "providers/ofi/ofi_op.hpp"
+#include "providers/ofi/soft_match.hpp"
 #include "providers/ofi/trigger_counter.hpp"
 #include "providers/provider.hpp"
 
@@ -21,6 +23,7 @@ namespace mpix {
 struct OfiOptions {
   bool native = false;     // post triggered ops at arm() (FI_TRIGGER)
   bool serialize = false;  // sends to one peer one at a time (no FI_ORDER_SAS, or forced)
+  bool soft = false;       // mpix matches messages itself (soft_match.hpp)
   long timeout_s = 0;      // MPIX_TIMEOUT
   std::string why_mode;    // how native / serialize were decided
 };
@@ -29,6 +32,8 @@ class OfiProvider final : public Provider {
  public:
   OfiProvider(std::unique_ptr<Fabric> fabric, const OfiOptions &opt);
   ~OfiProvider() override;
+  // Posts the soft-matching header receives (before the agent starts).
+  Status start();
 
   const char *name() const override { return "ofi"; }
   ProviderCaps caps() const override;
@@ -55,6 +60,23 @@ class OfiProvider final : public Provider {
   void poke_counters();
   void check_timeouts(std::vector<Op *> &done);
 
+  // Soft matching (ofi_soft.cpp).
+  ssize_t post_soft_send(OfiOp &o, uint64_t flags);
+  ssize_t post_slot(std::size_t i);
+  void soft_fire_recv(OfiOp *o);
+  void soft_slot_done(std::size_t i, std::size_t len, bool error);
+  bool soft_progress(std::vector<Op *> &done);
+  void soft_header(const SoftHeader &h, const char *data, std::size_t len,
+                   std::vector<Op *> &done);
+  void soft_deliver(OfiOp *o, const SoftHeader &h, const char *data, std::size_t len,
+                    std::vector<Op *> &done);
+  void soft_post_payload(OfiOp *o, std::vector<Op *> &done);
+  ssize_t soft_send_cts(OfiOp &o);
+  // A completed rendezvous into the overflow buffer: fills the receive buffer, MPI_ERR_TRUNCATE.
+  void soft_truncate(OfiOp &o, int *mpi_class, std::size_t *len);
+  // Takes @p o out of the soft-matching queues; true when libfabric holds none of its operations.
+  bool soft_forget(OfiOp *o);
+
   std::unique_ptr<Fabric> fabric_;
   OfiOptions opt_;
   StreamCounters counters_;
@@ -69,6 +91,21 @@ class OfiProvider final : public Provider {
   std::vector<Op *> local_done_;         // completed without the network (MPI_PROC_NULL, errors)
   std::list<std::unique_ptr<OfiOp>> zombies_;  // timed out; libfabric may still hold the context
   std::chrono::steady_clock::time_point last_poke_{}, last_timeout_check_{};
+
+  // Soft matching (agent thread only after start()).
+  struct SoftSlot {
+    OfiCtx ctx{};
+    std::vector<char> buf;
+    bool full = false, error = false;
+    std::size_t len = 0;
+  };
+  std::vector<SoftSlot> slots_;              // fixed size: libfabric holds pointers into it
+  std::deque<std::size_t> slot_order_;       // posted slots, in posting order
+  std::deque<std::size_t> slot_repost_;      // read slots waiting to be posted again, in order
+  SoftQueues soft_q_;
+  std::unordered_map<uint32_t, OfiOp *> rndv_wait_;  // sends waiting for a clear-to-send
+  std::deque<OfiOp *> soft_retry_;           // payload posts and clear-to-sends refused (EAGAIN)
+  uint32_t next_rndv_id_ = 0;
 };
 
 }  // namespace mpix

@@ -51,14 +51,22 @@ void OfiProvider::finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag,
     return;
   }
   std::unique_ptr<OfiOp> holder(o);
-  inflight_.erase(o->inflight_pos);
-  if (o->native) --native_inflight_;
+  if (o->listed) {
+    inflight_.erase(o->inflight_pos);
+    o->listed = false;
+    if (o->native) --native_inflight_;
+  }
   Op &op = *o->op;
   if (o->fail_class != MPI_SUCCESS) mpi_class = o->fail_class;
   if (o->is_send) {
     set_send_status(op.status);
     if (opt_.serialize) release_peer(o->addr);
   } else {
+    // Soft matching: the completion's tag is the payload's; the header said who sent what.
+    if (o->stage != SoftStage::none) {
+      tag = o->match;
+      soft_truncate(*o, &mpi_class, &len);
+    }
     bool have_tag = mpi_class == MPI_SUCCESS || mpi_class == MPI_ERR_TRUNCATE;
     op.status.MPI_SOURCE = have_tag ? ofi_tag::source_of(tag) : op.peer;
     op.status.MPI_TAG = have_tag ? ofi_tag::tag_of(tag) : op.tag;
@@ -83,10 +91,12 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
     ssize_t n = fi_cq_read(fabric_->cq(), e, 32);
     if (n > 0) {
       any = true;
-      for (ssize_t i = 0; i < n; ++i)
-        if (e[i].op_context)
-          finish(static_cast<OfiCtx *>(e[i].op_context)->self, MPI_SUCCESS, e[i].len, e[i].tag,
-                 done);
+      for (ssize_t i = 0; i < n; ++i) {
+        auto *c = static_cast<OfiCtx *>(e[i].op_context);
+        if (!c) continue;
+        if (!c->self) soft_slot_done(c->slot, e[i].len, false);
+        else finish(c->self, MPI_SUCCESS, e[i].len, e[i].tag, done);
+      }
       if (n < 32) break;
       continue;
     }
@@ -102,7 +112,13 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
       MPIX_LOG(warn, "ofi", "libfabric error not tied to an operation: %s", fi_strerror(err.err));
       continue;
     }
-    auto *o = static_cast<OfiCtx *>(err.op_context)->self;
+    auto *c = static_cast<OfiCtx *>(err.op_context);
+    if (!c->self) {
+      MPIX_LOG(error, "ofi", "soft-matching header receive failed: %s", fi_strerror(err.err));
+      soft_slot_done(c->slot, 0, true);
+      continue;
+    }
+    auto *o = c->self;
     if (!o->timed_out)
       MPIX_LOG(error, "ofi", "%s rank %d (tag %d) failed: %s", o->is_send ? "send to" : "receive from",
                o->op->peer, o->op->tag,
@@ -147,7 +163,13 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
     OfiOp *o = inflight_.front();
     describe(o, "got no completion");
     inflight_.pop_front();
+    o->listed = false;
     if (o->native) --native_inflight_;
+    if (o->stage != SoftStage::none && soft_forget(o)) {
+      // Waiting in mpix's own queues: libfabric holds nothing of it.
+      fail_now(o, MPI_ERR_OTHER, &done);
+      continue;
+    }
     // The context stays ours until libfabric gives it back (the cancellation's completion).
     fi_cancel(&fabric_->ep()->fid, &o->ctx);
     o->timed_out = true;
@@ -186,6 +208,7 @@ bool OfiProvider::progress(std::vector<Op *> &done) {
   bool any = mpi_.progress(done);
   bool got = read_cq(done);  // also drives progress of manual-progress providers
   any |= got;
+  if (opt_.soft) any |= soft_progress(done);
   if (!backlog_.empty()) any |= retry_backlog();
   if (native_inflight_) poke_counters();
   if (opt_.timeout_s > 0 && (!inflight_.empty() || !backlog_.empty() || !held_sends_.empty()))
@@ -199,7 +222,9 @@ bool OfiProvider::progress(std::vector<Op *> &done) {
 }
 
 bool OfiProvider::busy() const {
-  if (mpi_.busy() || !inflight_.empty() || !backlog_.empty() || !local_done_.empty()) return true;
+  if (mpi_.busy() || !inflight_.empty() || !backlog_.empty() || !local_done_.empty() ||
+      !soft_retry_.empty())
+    return true;
   for (const auto &q : held_sends_)
     if (!q.second.empty()) return true;
   return false;
@@ -218,6 +243,7 @@ void OfiProvider::shutdown() {
   counters_.clear();
   fabric_.reset();  // closes the endpoint first; zombie contexts are free after that
   zombies_.clear();
+  slots_.clear();
 }
 
 }  // namespace mpix

@@ -72,6 +72,7 @@ Status OfiProvider::prepare(Op &op, std::unique_ptr<OfiOp> *out) {
     o->bounce.resize(std::max<std::size_t>(bytes, static_cast<std::size_t>(pack_size)));
     o->buf = o->bounce.data();
   }
+  if (opt_.soft) o->stage = o->is_send ? SoftStage::header : SoftStage::wait_match;
   if (o->is_send) {
     o->addr = comm.addr(op.peer);
     o->tag = ofi_tag::encode(comm.ctx(), comm.rank(), op.tag);
@@ -87,6 +88,7 @@ Status OfiProvider::prepare(Op &op, std::unique_ptr<OfiOp> *out) {
 }
 
 ssize_t OfiProvider::post(OfiOp &o, uint64_t flags) {
+  if (o.is_send && o.stage != SoftStage::none) return post_soft_send(o, flags);
   iovec iov{o.buf, o.len};
   fi_msg_tagged m{};
   m.msg_iov = &iov;
@@ -130,6 +132,7 @@ Status OfiProvider::arm(Op &op) {
 
 void OfiProvider::start_inflight(OfiOp *o) {
   o->inflight_pos = inflight_.insert(inflight_.end(), o);
+  o->listed = true;
   if (o->native) ++native_inflight_;
 }
 
@@ -164,6 +167,7 @@ Status OfiProvider::fire(Op &op) {
       // The agent fails the op; libfabric may still hold the triggered op, so its context
       // stays alive (as after a timeout) until libfabric gives it back.
       inflight_.erase(o->inflight_pos);
+      o->listed = false;
       --native_inflight_;
       o->timed_out = true;
       o->op = nullptr;
@@ -175,6 +179,10 @@ Status OfiProvider::fire(Op &op) {
   }
   if (o->fail_class != MPI_SUCCESS) {
     fail_now(o, o->fail_class, nullptr);
+    return {};
+  }
+  if (o->stage == SoftStage::wait_match) {
+    soft_fire_recv(o);  // mpix matches it; libfabric sees only its rendezvous payload, if any
     return {};
   }
   post_emulated(o);
@@ -234,6 +242,9 @@ std::string OfiProvider::describe() const {
   s += opt_.native ? "native triggers (triggered ops on a libfabric counter per stream)"
                    : "emulated triggers (mpix deferred-work queue)";
   if (opt_.serialize) s += "; sends to a peer serialized";
+  if (opt_.soft)
+    s += "; MPI matching by mpix (headers as untagged messages, rendezvous above " +
+         std::to_string(kSoftEagerMax) + " B)";
   if (opt_.timeout_s > 0) s += "; MPIX_TIMEOUT=" + std::to_string(opt_.timeout_s) + " s";
   return s;
 }

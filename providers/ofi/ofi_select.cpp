@@ -42,16 +42,44 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
   if (std::strcmp(order, "auto") != 0 && std::strcmp(order, "serialize") != 0)
     return make_status(MPI_ERR_ARG, "MPIX_OFI_ORDER=%s is not auto or serialize", order);
   opt->serialize = !f.sends_ordered() || !std::strcmp(order, "serialize");
+  const char *match = setting_str(Setting::ofi_match);
+  if (std::strcmp(match, "auto") != 0 && std::strcmp(match, "libfabric") != 0 &&
+      std::strcmp(match, "mpix") != 0)
+    return make_status(MPI_ERR_ARG, "MPIX_OFI_MATCH=%s is not auto, libfabric or mpix", match);
+  bool wildcards_ok = false;
+  Status st = ofi_self_test(*fabric, &wildcards_ok);
+  if (!st.is_ok())
+    return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
+  std::string why_match;
+  if (!std::strcmp(match, "auto")) {
+    opt->soft = !wildcards_ok;
+    why_match = wildcards_ok ? "MPI matching by libfabric"
+                             : "MPI matching by mpix: libfabric's wildcard receives do not match "
+                               "messages that arrived first (self-test)";
+  } else {
+    opt->soft = !std::strcmp(match, "mpix");
+    why_match = std::string("MPI matching by ") + match + " (MPIX_OFI_MATCH)";
+    if (!opt->soft && !wildcards_ok)
+      MPIX_LOG(warn, "ofi", "MPIX_OFI_MATCH=libfabric although %s's wildcard receives fail the "
+               "self-test: MPI_ANY_SOURCE / MPI_ANY_TAG receives may hang", prov.c_str());
+  }
   std::string why;
   if (wish == NativeWish::on && !f.has_trigger())
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "MPIX_OFI_NATIVE_TRIGGER=1 but libfabric "
                        "provider %s has no FI_TRIGGER", f.prov_name().c_str());
+  if (wish == NativeWish::on && opt->soft)
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "MPIX_OFI_NATIVE_TRIGGER=1 needs libfabric "
+                       "to match messages (%s)", why_match.c_str());
   if (wish == NativeWish::off) {
     opt->native = false;
     why = "MPIX_OFI_NATIVE_TRIGGER=0";
   } else if (!f.has_trigger()) {
     opt->native = false;
     why = "no FI_TRIGGER";
+  } else if (opt->soft) {
+    // mpix matches each message when its receive is reached: nothing to post ahead.
+    opt->native = false;
+    why = "mpix matches messages";
   } else if (opt->serialize) {
     // Serialized sends wait for delivery before the next is posted; triggered ops cannot.
     if (wish == NativeWish::on)
@@ -64,10 +92,12 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
     why = "FI_TRIGGER";
   }
   opt->why_mode = why + (opt->serialize ? "; sends to a peer serialized (FI_DELIVERY_COMPLETE)"
-                                        : "; MPI order from FI_ORDER_SAS");
-  Status st = ofi_self_test(*fabric, opt->native);
-  if (!st.is_ok())
-    return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
+                                        : "; MPI order from FI_ORDER_SAS") + "; " + why_match;
+  if (opt->native) {
+    st = ofi_self_test_triggers(*fabric);
+    if (!st.is_ok())
+      return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
+  }
   return {};
 }
 
@@ -96,7 +126,9 @@ Status make_ofi_provider(std::unique_ptr<Provider> *out, std::string *why) {
     *why = "MPIX_OFI_PROVIDER=" + want + ": " + fabric->prov_name() + " passed its self-test (" +
            (opt.native ? "native" : "emulated") + " triggers: " + opt.why_mode + ")";
     if (!tried.empty()) *why += "; tried before: " + tried;
-    *out = std::make_unique<OfiProvider>(std::move(fabric), opt);
+    auto p = std::make_unique<OfiProvider>(std::move(fabric), opt);
+    MPIX_TRY(p->start());
+    *out = std::move(p);
     return {};
   }
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,

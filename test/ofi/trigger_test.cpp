@@ -172,6 +172,102 @@ TEST_CASE("many streams, each with its own counter: a held stream holds no other
   CHECK_FALSE(gate.timed_out());
 }
 
+// libfabric 1.17's shm compared a new receive with already-arrived messages using a stale or
+// empty ignore mask: wildcard receives never found them (the mpi_matching hang under shm), and
+// an exact receive could take a message with another tag. Each phase makes messages arrive
+// before their receives exist, or recycles wildcard receives first.
+TEST_CASE("receives posted after their messages arrived match as MPI says, wildcards too",
+          "[ofi][matching]") {
+  HostStreamComm s;
+  if (!paired()) return;
+  const int rank = world_rank(), peer = rank ^ 1;
+  const int ANY = MPI_ANY_SOURCE, ANYT = MPI_ANY_TAG;
+  if (rank % 2 == 0) {
+    // Pending until the end: keeps this rank's progress running, so that early messages are
+    // taken in (into the unexpected-message queue) before their receives are posted.
+    int last = -1;
+    MPI_Request keep;
+    REQUIRE(MPIX_Irecv_enqueue(&last, 1, MPI_INT, peer, 99, s.comm, &keep) == MPI_SUCCESS);
+    auto receive_all = [&](const std::vector<std::pair<int, int>> &who, std::vector<int> &in,
+                           std::vector<MPI_Status> &st) {
+      std::vector<MPI_Request> r(who.size());
+      for (std::size_t i = 0; i < who.size(); ++i)
+        REQUIRE(MPIX_Irecv_enqueue(&in[i], 1, MPI_INT, who[i].first, who[i].second, s.comm,
+                                   &r[i]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), st.data()) ==
+              MPI_SUCCESS);
+    };
+    // 1. Wildcard receives posted before their messages (they leave recycled entries behind).
+    {
+      std::vector<int> in(4, -1);
+      std::vector<MPI_Status> st(4);
+      receive_all({{ANY, ANYT}, {peer, ANYT}, {ANY, 12}, {ANY, ANYT}}, in, st);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      MPI_Barrier(s.comm);
+      s.sync();
+      for (int i = 0; i < 4; ++i) CHECK(in[i] == 1000 + i);
+    }
+    // 2. Tags 7 then 5 arrive first; exact receives for 5, then 7.
+    {
+      std::vector<int> in(2, -1);
+      std::vector<MPI_Status> st(2);
+      Gate gate;
+      gate.launch(s.hs);
+      receive_all({{peer, 5}, {peer, 7}}, in, st);
+      MPI_Barrier(s.comm);
+      MPI_Barrier(s.comm);  // both sent
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      gate.release();
+      s.sync();
+      CHECK_FALSE(gate.timed_out());
+      CHECK(in[0] == 555);
+      CHECK(in[1] == 777);
+    }
+    // 3. Six messages (tags 20..25) arrive first; then receives that take them out of order
+    // where their tags say so and in order otherwise.
+    {
+      std::vector<int> in(6, -1);
+      std::vector<MPI_Status> st(6);
+      Gate gate;
+      gate.launch(s.hs);
+      receive_all({{peer, 23}, {peer, ANYT}, {ANY, ANYT}, {ANY, 25}, {ANY, ANYT}, {peer, ANYT}},
+                  in, st);
+      MPI_Barrier(s.comm);
+      MPI_Barrier(s.comm);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      gate.release();
+      s.sync();
+      CHECK_FALSE(gate.timed_out());
+      const int expect[6] = {3, 0, 1, 5, 2, 4};  // which message each receive gets
+      for (int i = 0; i < 6; ++i) {
+        INFO("receive " << i);
+        CHECK(in[i] == 2000 + expect[i]);
+        CHECK(st[i].MPI_TAG == 20 + expect[i]);
+        CHECK(st[i].MPI_SOURCE == peer);
+      }
+    }
+    MPI_Barrier(s.comm);
+    REQUIRE(MPI_Wait(&keep, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(last == 99);
+  } else {
+    auto send_all = [&](const std::vector<std::pair<int, int>> &what) {
+      for (const auto &tv : what)
+        REQUIRE(MPIX_Send_enqueue(&tv.second, 1, MPI_INT, peer, tv.first, s.comm) == MPI_SUCCESS);
+      s.sync();
+    };
+    MPI_Barrier(s.comm);
+    send_all({{10, 1000}, {11, 1001}, {12, 1002}, {13, 1003}});
+    MPI_Barrier(s.comm);
+    send_all({{7, 777}, {5, 555}});
+    MPI_Barrier(s.comm);
+    MPI_Barrier(s.comm);
+    send_all({{20, 2000}, {21, 2001}, {22, 2002}, {23, 2003}, {24, 2004}, {25, 2005}});
+    MPI_Barrier(s.comm);
+    MPI_Barrier(s.comm);
+    send_all({{99, 99}});
+  }
+}
+
 TEST_CASE("message sizes from 0 B to 64 MiB arrive intact", "[ofi][sizes]") {
   HostStreamComm s;
   if (!paired()) return;
@@ -238,6 +334,17 @@ TEST_CASE("a message longer than the receive buffer: MPI_ERR_TRUNCATE", "[ofi][e
   REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   s.sync();
   CHECK(y == peer);
+  // A large message (a rendezvous where mpix matches messages itself) truncated too.
+  std::vector<int> big(40000, 3), half(20000, 0);
+  if (rank % 2 == 0) {
+    REQUIRE(MPIX_Irecv_enqueue(half.data(), 20000, MPI_INT, peer, 14, s.comm, &r) == MPI_SUCCESS);
+    MPI_Status st;
+    int rc = MPI_Wait(&r, &st);
+    CHECK(error_class(rc) == MPI_ERR_TRUNCATE);
+  } else {
+    REQUIRE(MPIX_Send_enqueue(big.data(), 40000, MPI_INT, peer, 14, s.comm) == MPI_SUCCESS);
+  }
+  s.sync();
 }
 
 TEST_CASE("MPI_Comm_dup / idup of a stream communicator get their own context (ofi: up to 32)",
