@@ -16,6 +16,17 @@ using namespace mpix_test;
 
 namespace {
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MPIX_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(MPIX_TEST_ASAN)
+constexpr bool kLeakChecked = true;
+#else
+constexpr bool kLeakChecked = false;
+#endif
+
 bool paired() {
   const int rank = world_rank(), size = world_size();
   return rank < size - size % 2;  // pairs (0,1), (2,3), ...; an odd rank out sits out
@@ -377,6 +388,13 @@ TEST_CASE("MPI_Comm_dup / idup of a stream communicator get their own context (o
   // live member is refused with an error (not a crash), and freed ids are taken again.
   const char *which = std::getenv("MPIX_PROVIDER");
   if (!which || std::strcmp(which, "ofi") != 0) return;
+  if (kLeakChecked) {
+    // Open MPI 4.1's ompi_attr_copy_all leaks the attribute record it allocated when a copy
+    // callback fails, which is how the refused duplicate is refused: LeakSanitizer would
+    // report Open MPI's 40 bytes. Checked in the unsanitized build.
+    WARN("skipped under AddressSanitizer: Open MPI leaks on a refused MPI_Comm_dup");
+    return;
+  }
   MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
   std::vector<MPI_Comm> dups;
   for (int i = 0; i < 40; ++i) {
