@@ -46,6 +46,7 @@ class OfiProvider final : public Provider {
   bool busy() const override;
   void shutdown() override;
   std::string describe() const override;
+  uint64_t counters_opened() const { return counters_.opened(); }
 
  private:
   Status prepare(Op &op, std::unique_ptr<OfiOp> *out);

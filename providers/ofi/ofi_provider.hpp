@@ -11,6 +11,7 @@
 // keeps the deferred work itself; fire() posts the op. Either way allreduce is handed to MPI.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,16 @@ namespace mpix {
 // The ofi provider for MPIX_OFI_PROVIDER (a libfabric provider name, or auto: the first of a
 // ranked list that opens and passes the self-test). @p why says what was chosen and tried.
 Status make_ofi_provider(std::unique_ptr<Provider> *out, std::string *why);
+
+// What tests can check of the provider in use: whether it is ofi, whether it posts native
+// triggered ops, and how many libfabric trigger counters it has opened so far (each stream
+// opens its own, and a fresh one when a counter is full or near sockets' threshold limit).
+struct OfiTestInfo {
+  bool active = false;
+  bool native = false;
+  uint64_t counters_opened = 0;
+};
+OfiTestInfo ofi_test_info();
 
 // True when a libfabric provider that fires triggered operations in NIC hardware is present
 // (then MPIX_PROVIDER=auto prefers ofi); @p why says what was found.

@@ -136,6 +136,18 @@ Status make_ofi_provider(std::unique_ptr<Provider> *out, std::string *why) {
                      "%s)", tried.c_str());
 }
 
+OfiTestInfo ofi_test_info() {
+  OfiTestInfo info;
+  Provider *p = nullptr;
+  if (!provider_get(&p).is_ok()) return info;
+  const auto *o = dynamic_cast<const OfiProvider *>(p);
+  if (!o) return info;
+  info.active = true;
+  info.native = o->caps().native_triggers;
+  info.counters_opened = o->counters_opened();
+  return info;
+}
+
 bool ofi_hardware_triggers(std::string *why) {
   for (const char *p : kHardwareTrigger) {
     std::unique_ptr<Fabric> f;

@@ -2,6 +2,7 @@
 // must guarantee. Receives do not match or write before their stream reaches them, sends read
 // their buffer only then, order holds across counter roll-over, streams do not wait on each
 // other, communicators and their duplicates stay apart, and message sizes span 0 B .. 64 MiB.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "mpi/test_util.hpp"
+#include "providers/ofi/ofi_provider.hpp"
 
 using namespace mpix_test;
 
@@ -137,6 +139,7 @@ TEST_CASE("hundreds of ops per stream stay in order (counters roll over under "
   std::vector<long> out(burst), in(burst);
   std::vector<MPI_Request> reqs(2 * burst);
   long bad = 0;
+  const uint64_t opened_before = mpix::ofi_test_info().counters_opened;
   for (int round = 0; round < rounds; ++round) {
     // A burst of messages with one tag: non-overtaking order decides which lands where.
     for (int i = 0; i < burst; ++i) {
@@ -154,6 +157,19 @@ TEST_CASE("hundreds of ops per stream stay in order (counters roll over under "
       bad += in[i] != ((static_cast<long>(peer) << 32) | (round * burst + i));
   }
   CHECK(bad == 0);
+  // Native triggers: the stream went through fresh counters, one per MPIX_OFI_CNTR_OPS ops or
+  // per the few thresholds left below sockets' limit (2^31 - 1) when counters start near it.
+  const mpix::OfiTestInfo info = mpix::ofi_test_info();
+  if (info.native) {
+    auto env = [](const char *n, long dflt) {
+      const char *v = std::getenv(n);
+      return v ? std::atol(v) : dflt;
+    };
+    const long start = env("MPIX_OFI_CNTR_START", 0), per = env("MPIX_OFI_CNTR_OPS", 64);
+    const long per_counter = std::min(per, 2147483647L - start);
+    INFO("counters start at " << start << ", at most " << per_counter << " ops each");
+    CHECK(info.counters_opened - opened_before >= static_cast<uint64_t>(600 / per_counter));
+  }
 }
 
 TEST_CASE("many streams, each with its own counter: a held stream holds no other",
@@ -164,6 +180,7 @@ TEST_CASE("many streams, each with its own counter: a held stream holds no other
   if (!paired()) return;
   const int rank = world_rank(), peer = rank ^ 1;
   std::vector<int> out(k), in(k, -1);
+  const uint64_t opened_before = mpix::ofi_test_info().counters_opened;
   Gate gate;
   if (rank % 2 == 0) gate.launch(streams[0]->hs);  // stream 0 of the even rank is held
   for (int i = 0; i < k; ++i) {
@@ -181,6 +198,9 @@ TEST_CASE("many streams, each with its own counter: a held stream holds no other
   streams[0]->sync();
   CHECK(in[0] == peer * 100);
   CHECK_FALSE(gate.timed_out());
+  // Native triggers: every stream armed its ops on a counter of its own.
+  const mpix::OfiTestInfo info = mpix::ofi_test_info();
+  if (info.native) CHECK(info.counters_opened - opened_before >= static_cast<uint64_t>(k));
 }
 
 // libfabric 1.17's shm compared a new receive with already-arrived messages using a stale or
