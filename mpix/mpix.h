@@ -342,6 +342,15 @@ int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest);
 int MPIX_Prequest_free(MPIX_Prequest *prequest);
 
 /**
+ * The copy of @p prequest's descriptor that host code reads. A device request on CUDA lives in
+ * device memory, where a host thread cannot read it; mpix keeps a host copy, and the host build
+ * of mpix/mpix_device.h calls this first in each of its calls, so host threads may use the
+ * same MPIX_Prequest as kernels. Returns @p prequest itself where the descriptor is in host
+ * memory, and MPIX_PREQUEST_NULL for a handle that is not a live device request.
+ */
+MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest);
+
+/**
  * Starts a round of @p *request in stream order, on the stream of the request's communicator
  * (which must be a stream communicator): the round becomes active, for kernels and for the
  * network, when the stream reaches this point. For the host the request is active at once.

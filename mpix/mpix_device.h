@@ -140,6 +140,17 @@ MPIX_DEVICE_FN void mpix_dev_store_release(uint64_t *p, uint64_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 MPIX_DEVICE_FN void mpix_dev_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+/* Host threads read the host copy of a descriptor that may live in device memory; a handle
+   that is no live device request runs on_bad. */
+#define MPIX_PREQ_HOST_VIEW(preq, on_bad)                  \
+  do {                                                      \
+    if (!((preq) = MPIX_Prequest_host_view(preq))) {        \
+      on_bad;                                               \
+    }                                                       \
+  } while (0)
+#endif
+#ifndef MPIX_PREQ_HOST_VIEW
+#define MPIX_PREQ_HOST_VIEW(preq, on_bad) ((void)0)
 #endif
 
 /** Records the first misuse of @p preq; returns its MPI error class. */
@@ -157,6 +168,7 @@ MPIX_DEVICE_FN int mpix_prequest_fail(MPIX_Prequest preq, int kind, int partitio
  * @return MPI_SUCCESS, or the MPI error class of the misuse it recorded.
  */
 MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
+  MPIX_PREQ_HOST_VIEW(preq, return MPI_ERR_REQUEST);
   if (!preq->is_send) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, partition);
   if (partition < 0 || partition >= preq->partitions)
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, partition);
@@ -176,6 +188,7 @@ MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
  * @return MPI_SUCCESS, or the MPI error class of the misuse it recorded.
  */
 MPIX_DEVICE_FN int MPIX_Pready_range(int low, int high, MPIX_Prequest preq) {
+  MPIX_PREQ_HOST_VIEW(preq, return MPI_ERR_REQUEST);
   if (!preq->is_send) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, low);
   if (low > high || low < 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, low);
   if (high >= preq->partitions) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, high);
@@ -196,6 +209,7 @@ MPIX_DEVICE_FN int MPIX_Pready_range(int low, int high, MPIX_Prequest preq) {
  * @return MPI_SUCCESS, or the MPI error class of the misuse it recorded.
  */
 MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
+  MPIX_PREQ_HOST_VIEW(preq, *flag = 1; return MPI_ERR_REQUEST);
   if (preq->is_send) {
     *flag = 1;
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, partition);

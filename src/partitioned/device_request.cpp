@@ -22,6 +22,9 @@ struct DeviceRequest {
   Backend *backend = nullptr;
   bool device_memory = false;      // descriptor in device memory (CUDA), else backend pinned
   void *mem = nullptr;             // the descriptor and its word table
+  // Where mem is device memory: a host copy (own word table) for host threads, which use the
+  // same handle through mpix_device.h's host build (MPIX_Prequest_host_view).
+  std::vector<uint64_t> host_copy;
   std::shared_ptr<PWords> words;   // kept alive while a kernel may use them
 };
 
@@ -139,7 +142,14 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
     }
   }
 #endif
-  if (!dr.device_memory) std::memcpy(dr.mem, image.data(), image.size());
+  if (!dr.device_memory) {
+    std::memcpy(dr.mem, image.data(), image.size());
+  } else {
+    dr.host_copy.resize((image.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    std::memcpy(dr.host_copy.data(), image.data(), image.size());
+    auto *h = reinterpret_cast<mpix_prequest_s *>(dr.host_copy.data());
+    h->words = reinterpret_cast<uint64_t *const *>(h + 1);
+  }
   MPIX_LOG(debug, "api", "device request %p (%s, %s memory) for %zu partitions", dr.mem,
            be->name(), dr.device_memory ? "device" : "host", n);
   *out = static_cast<MPIX_Prequest>(dr.mem);
@@ -147,6 +157,15 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   std::lock_guard<std::mutex> lk(reg.mu);
   reg.live[dr.mem] = std::move(dr);
   return {};
+}
+
+MPIX_Prequest device_request_host_view(MPIX_Prequest p) {
+  Registry &reg = registry();
+  std::lock_guard<std::mutex> lk(reg.mu);
+  auto it = reg.live.find(p);
+  if (it == reg.live.end()) return nullptr;
+  if (!it->second.device_memory) return p;
+  return reinterpret_cast<MPIX_Prequest>(it->second.host_copy.data());
 }
 
 Status device_request_free(MPIX_Prequest p) {

@@ -17,5 +17,8 @@ class PRequest;
 
 Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *out);
 Status device_request_free(MPIX_Prequest p);
+// The descriptor host code reads (MPIX_Prequest_host_view): @p p itself, its host copy where
+// @p p is in device memory, or null for a handle that is no live device request.
+MPIX_Prequest device_request_host_view(MPIX_Prequest p);
 
 }  // namespace mpix

@@ -241,6 +241,11 @@ int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest) {
   return finish(comm_of(request), "MPIX_Prequest_create", st);
 }
 
+MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest) {
+  return prequest == MPIX_PREQUEST_NULL ? MPIX_PREQUEST_NULL
+                                        : device_request_host_view(prequest);
+}
+
 int MPIX_Prequest_free(MPIX_Prequest *prequest) {
   Status st;
   if (!prequest || *prequest == MPIX_PREQUEST_NULL)
