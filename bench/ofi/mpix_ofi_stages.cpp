@@ -6,7 +6,7 @@
 //            triggered op is handed to libfabric here)
 //   drain    time per op from opening the stream until every op is complete (native: one
 //            fi_cntr_add per op, libfabric posts inside it; emulated: one fi_tsendmsg per op)
-// usage: mpix_ofi_stages [N] [SIZE] [ROUNDS]
+// usage: mpix_ofi_stages [N] [SIZE] [ROUNDS] [JSON]   (JSON: also write the medians there)
 #include <mpi.h>
 
 #include <algorithm>
@@ -101,6 +101,21 @@ int main(int argc, char **argv) {
                 std::getenv("MPIX_OFI_PROVIDER") ? std::getenv("MPIX_OFI_PROVIDER") : "(unset)",
                 nt ? nt : "(unset)");
     std::printf("enqueue_us_per_op %.2f\ndrain_us_per_op %.2f\n", e1, d1);
+    if (argc > 4) {
+      FILE *f = std::fopen(argv[4], "w");
+      if (!f) {
+        std::perror(argv[4]);
+      } else {
+        auto env = [](const char *n) { return std::getenv(n) ? std::getenv(n) : ""; };
+        std::fprintf(f,
+                     "{\"benchmark\":\"mpix_ofi_stages\",\"provider\":\"%s\",\"ofi_provider\":"
+                     "\"%s\",\"native_trigger\":\"%s\",\"ops_per_round\":%d,\"size\":%d,"
+                     "\"rounds\":%d,\"enqueue_us_per_op\":%.3f,\"drain_us_per_op\":%.3f}\n",
+                     env("MPIX_PROVIDER"), env("MPIX_OFI_PROVIDER"), env("MPIX_OFI_NATIVE_TRIGGER"),
+                     n, size, rounds, e1, d1);
+        std::fclose(f);
+      }
+    }
   }
   check(MPIX_Stream_synchronize(stream), "sync");
   MPI_Comm_free(&comm);
