@@ -59,7 +59,7 @@ class Provider {
   virtual bool progress(std::vector<Op *> &done) = 0;
   // Agent thread: whether ops are posted and not yet complete.
   virtual bool busy() const = 0;
-  // Agent thread, at finalize: drop resources.
+  // At MPI_Finalize, after the agent thread stopped (provider_shutdown): drop resources.
   virtual void shutdown() {}
   // One-line description for mpix_info.
   virtual std::string describe() const = 0;
@@ -70,6 +70,10 @@ class Provider {
 Status provider_get(Provider **out);
 // Why the provider in use was chosen (for mpix_info).
 std::string provider_choice_reason();
+// At MPI_Finalize, once the agent thread has stopped: the chosen provider (if any) drops its
+// resources — ofi closes its endpoint, so that libfabric's shm unlinks its shared-memory region
+// instead of leaving it in /dev/shm for a later process with the same pid to trip over.
+void provider_shutdown();
 // Providers compiled into this build ("mpi ofi").
 const char *providers_built();
 

@@ -74,6 +74,11 @@ Status provider_get(Provider **out) {
   return {};
 }
 
+void provider_shutdown() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_provider) g_provider->shutdown();
+}
+
 std::string provider_choice_reason() {
   std::lock_guard<std::mutex> lk(g_mu);
   return g_reason;

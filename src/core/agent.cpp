@@ -239,9 +239,12 @@ void agent_remove_poller(AgentPoller *p) {
 }
 
 void agent_stop() {
-  std::lock_guard<std::mutex> lk(g_agent_mu);
-  delete g_agent;
-  g_agent = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(g_agent_mu);
+    delete g_agent;  // joins the agent thread
+    g_agent = nullptr;
+  }
+  provider_shutdown();
 }
 
 void op_unref(Op *op) {
