@@ -20,10 +20,13 @@ std::mutex g_at_fin_mu;
 std::vector<void (*)()> g_at_finalize;
 
 int on_finalize(MPI_Comm, int, void *, void *) {
+  // Stop the agent first: an op whose completion the stream has already seen may still be in
+  // the agent's hands for a moment (it writes the completion word, then lets the op go), and
+  // would be reported as never retired.
+  agent_stop();
   std::size_t left = op_registry_report();
   if (left)
     MPIX_LOG(warn, "api", "MPI_Finalize: %zu enqueued op(s) never retired (listed above)", left);
-  agent_stop();
   std::vector<void (*)()> fns;
   {
     std::lock_guard<std::mutex> lk(g_at_fin_mu);
