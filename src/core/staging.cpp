@@ -151,8 +151,10 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
   // Classify the first byte the datatype touches, not the buffer argument: with a positive
   // true lower bound (a subarray, say) the argument may lie before the allocation, where the
   // GPU runtime sees no device memory at all.
+  // Named types start at their buffer; only a derived one (held as a duplicate) needs asking,
+  // which keeps the MPI call off the enqueue path of the common case.
   MPI_Count tlb = 0, text = 0;
-  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
+  if (op.dt_owned) MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
   auto needs = [&](const void *p) {
     if (!p || p == MPI_IN_PLACE) return false;
     MemKind mk = be.classify(static_cast<const char *>(p) + tlb);
