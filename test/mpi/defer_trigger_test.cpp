@@ -11,28 +11,8 @@ using namespace mpix_test;
 namespace {
 
 // A host stream whose MPIX_Stream defers triggers, and its stream communicator. Collective.
-struct DeferComm {
-  DeferComm() {
-    REQUIRE(mpix_host_stream_create(&hs) == 0);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "type", "mpix_host_stream");
-    MPI_Info_set(info, "mpix_defer_trigger", "true");
-    REQUIRE(MPIX_Info_set_hex(info, "value", &hs, sizeof hs) == MPI_SUCCESS);
-    REQUIRE(MPIX_Stream_create(info, &stream) == MPI_SUCCESS);
-    MPI_Info_free(&info);
-    REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm) == MPI_SUCCESS);
-  }
-  ~DeferComm() {
-    CHECK(MPIX_Stream_synchronize(stream) == MPI_SUCCESS);
-    CHECK(MPI_Comm_free(&comm) == MPI_SUCCESS);
-    CHECK(MPIX_Stream_free(&stream) == MPI_SUCCESS);
-    CHECK(mpix_host_stream_destroy(&hs) == 0);
-  }
-  void sync() { REQUIRE(MPIX_Stream_synchronize(stream) == MPI_SUCCESS); }
-  mpix_host_stream_t hs = nullptr;
-  MPIX_Stream stream = MPIX_STREAM_NULL;
-  MPI_Comm comm = MPI_COMM_NULL;
+struct DeferComm : HostStreamComm {
+  DeferComm() : HostStreamComm(MPI_COMM_WORLD, "mpix_defer_trigger", "true") {}
 };
 
 }  // namespace
@@ -140,14 +120,8 @@ TEST_CASE("a blocking Send_enqueue fires the deferred sends before it, in order"
 TEST_CASE("mpix_defer_trigger takes true or false only", "[defer][errors]") {
   mpix_host_stream_t hs = nullptr;
   REQUIRE(mpix_host_stream_create(&hs) == 0);
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "type", "mpix_host_stream");
-  MPI_Info_set(info, "mpix_defer_trigger", "sometimes");
-  REQUIRE(MPIX_Info_set_hex(info, "value", &hs, sizeof hs) == MPI_SUCCESS);
   MPIX_Stream st = MPIX_STREAM_NULL;
-  const int rc = MPIX_Stream_create(info, &st);
-  MPI_Info_free(&info);
+  const int rc = make_host_mpix_stream(hs, &st, "mpix_defer_trigger", "sometimes");
   CHECK(error_class(rc) == MPI_ERR_ARG);
   CHECK(st == MPIX_STREAM_NULL);
   REQUIRE(mpix_host_stream_destroy(&hs) == 0);

@@ -36,11 +36,14 @@ inline int error_class(int rc) {
   return cls;
 }
 
-// An MPIX_Stream made from an info object naming a host stream.
-inline int make_host_mpix_stream(mpix_host_stream_t hs, MPIX_Stream *out) {
+// An MPIX_Stream made from an info object naming a host stream, plus one optional extra info
+// key (e.g. "mpix_defer_trigger").
+inline int make_host_mpix_stream(mpix_host_stream_t hs, MPIX_Stream *out,
+                                 const char *key = nullptr, const char *value = nullptr) {
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "type", "mpix_host_stream");
+  if (key) MPI_Info_set(info, key, value);
   int rc = MPIX_Info_set_hex(info, "value", &hs, sizeof hs);
   if (rc == MPI_SUCCESS) rc = MPIX_Stream_create(info, out);
   MPI_Info_free(&info);
@@ -52,9 +55,10 @@ inline int make_host_mpix_stream(mpix_host_stream_t hs, MPIX_Stream *out) {
 // three, checking each step succeeds.
 class HostStreamComm {
  public:
-  explicit HostStreamComm(MPI_Comm parent = MPI_COMM_WORLD) {
+  explicit HostStreamComm(MPI_Comm parent = MPI_COMM_WORLD, const char *key = nullptr,
+                          const char *value = nullptr) {
     REQUIRE(mpix_host_stream_create(&hs) == 0);
-    REQUIRE(make_host_mpix_stream(hs, &stream) == MPI_SUCCESS);
+    REQUIRE(make_host_mpix_stream(hs, &stream, key, value) == MPI_SUCCESS);
     REQUIRE(MPIX_Stream_comm_create(parent, stream, &comm) == MPI_SUCCESS);
   }
   ~HostStreamComm() {
