@@ -1,5 +1,7 @@
 #include "core/enqueue.hpp"
 
+#include <atomic>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -15,10 +17,29 @@ namespace {
 
 // Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
 // right after a nonblocking call that uses it.
+// Named datatypes seen so far, so that the common case asks MPI nothing. A named type is never
+// freed, so its handle never comes back as a derived type: an entry stays true for the life of
+// MPI. A small direct-mapped table of atomics; a collision only costs a new query.
+constexpr std::size_t kNamedSlots = 16;
+std::atomic<MPI_Datatype> g_named[kNamedSlots];
+
+std::size_t named_slot(MPI_Datatype dt) {
+  uint64_t bits = 0;
+  static_assert(sizeof(MPI_Datatype) <= sizeof bits, "handle larger than 64 bits");
+  std::memcpy(&bits, &dt, sizeof dt);
+  return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 60) % kNamedSlots;
+}
+
 Status hold_datatype(Op &op, MPI_Datatype dt) {
+  std::atomic<MPI_Datatype> &slot = g_named[named_slot(dt)];
+  if (slot.load(std::memory_order_relaxed) == dt && dt != MPI_DATATYPE_NULL) {
+    op.dt = dt;
+    return {};
+  }
   int ni, na, nd, combiner;
   MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
   if (combiner == MPI_COMBINER_NAMED) {
+    slot.store(dt, std::memory_order_relaxed);
     op.dt = dt;
     return {};
   }
@@ -160,19 +181,18 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
     return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
   };
   std::vector<Op *> ops(static_cast<std::size_t>(count), nullptr);
-  for (int i = 0; i < count; ++i) {
-    if (requests[i] == MPI_REQUEST_NULL) {
+  // One lock for the whole array; on failure nothing is consumed.
+  const int bad = request_find_all(count, requests, ops.data(), /*take=*/true);
+  if (bad >= 0)
+    return make_status(MPI_ERR_REQUEST, "request %d is not an mpix enqueue request (or was "
+                                        "already completed, or is listed twice)", bad);
+  for (int i = 0; i < count; ++i)
+    if (requests[i] == MPI_REQUEST_NULL)
       empty_status(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
-      continue;
-    }
-    ops[i] = request_find(requests[i], /*take=*/true);
-    if (!ops[i])
-      return make_status(MPI_ERR_REQUEST, "request %d is not an mpix enqueue request (or was "
-                                          "already completed)", i);
-  }
   // Consecutive requests of one stream share one batch of waits (one cuStreamBatchMemOp on a
   // GPU stream instead of one stream operation per request).
   std::vector<StreamMemOp> waits;
+  waits.reserve(static_cast<std::size_t>(count) + 1);  // + a deferred trigger: one allocation
   for (int i = 0; i < count;) {
     if (!ops[i]) {
       ++i;

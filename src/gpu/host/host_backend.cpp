@@ -25,6 +25,10 @@ class HostExecStream final : public ExecStream {
   Status wait_value(const uint64_t *word, uint64_t value) override {
     return check(mpix_host_stream_wait_value64(s_, word, value), "wait_value64");
   }
+  // One lock and one wake-up for the batch (a Waitall's waits) instead of one per operation.
+  Status batch(const StreamMemOp *ops, std::size_t n) override {
+    return check(host_stream_push_memops(s_, ops, n), "batch");
+  }
   Status launch_host(void (*fn)(void *), void *arg) override {
     return check(mpix_host_stream_launch(s_, fn, arg), "launch");
   }
