@@ -237,6 +237,8 @@ void Agent::complete(Op *op) {
   // context's end is what tells MPIX_Stream_free that no communicator uses the stream any more,
   // and a user may free the communicator and then the stream as soon as the stream drained.
   op->ctx.reset();
+  // A staged receive's copy in, released by the word below, reads the message's length.
+  if (op->staging) staging_received(*op->staging, op->status);
   store_signal(op->done.word, op->done_value);
   if (t_complete && op->t_seen) {
     uint64_t t = profile_now_ns();

@@ -113,6 +113,10 @@ struct Staging {
   int nout = 0;
   Copy in;      // bounce -> device, after the completion wait
   bool has_in = false;
+  // A receive (not an allreduce, whose result fills its buffer): the message may be shorter.
+  bool short_ok = false;
+  uint64_t *len_word = nullptr;  // received bytes, in the receive's bounce buffer (pinned)
+  bool clip = false;             // copy in only the received prefix (decided at copy out)
   std::atomic<bool> copied_in{false};
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy-in is queued
   uint64_t release_value = 0;
@@ -125,17 +129,24 @@ struct Staging {
     for (int i = 0; i < nbufs; ++i) pool().release(bufs[i], release_word, release_value);
   }
 
-  // A bounce buffer for the region of @p user; returns its counterpart of @p user.
-  Status stage(char *user, int count, MPI_Datatype dt, Copy *c, char **bounce_view) {
+  // A bounce buffer for the region of @p user; returns its counterpart of @p user. With
+  // @p len_word, also a word for the received length, after the span (and table).
+  Status stage(char *user, int count, MPI_Datatype dt, Copy *c, char **bounce_view,
+               uint64_t **len_word = nullptr) {
     TypeLayout lay;
     MPIX_TRY(typemap_layout(count, dt, &lay));
     const std::ptrdiff_t off = lay.lb;
     const std::size_t table_at = (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) *
                                  alignof(CopyRun);
-    const std::size_t bytes =
-        lay.dense() ? lay.span : table_at + lay.runs.size() * sizeof(CopyRun);
+    const std::size_t end =
+        lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
+    const std::size_t bytes = len_word ? end + sizeof(uint64_t) : lay.dense() ? lay.span : end;
     Bounce b;
     MPIX_TRY(pool().acquire(be, bytes, &b));
+    if (len_word) {
+      *len_word = reinterpret_cast<uint64_t *>(b.p + end);
+      store_signal(*len_word, lay.span);  // all of it, unless the agent says otherwise
+    }
     bufs[nbufs++] = b;
     c->user = user + off;
     c->bounce = b.p;
@@ -160,8 +171,11 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
   // which keeps the MPI call off the enqueue path of the common case.
   MPI_Count tlb = 0, text = 0;
   if (op.dt_owned) MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
+  // MPIX_STAGING_HOST (tests): host streams stage their host buffers too.
+  static const bool stage_host = setting_long(Setting::staging_host) != 0;
   auto needs = [&](const void *p) {
     if (!p || p == MPI_IN_PLACE) return false;
+    if (stage_host && be.kind() == StreamKind::host) return true;
     MemKind mk = be.classify(static_cast<const char *>(p) + tlb);
     return mk == MemKind::device || mk == MemKind::managed;
   };
@@ -179,7 +193,9 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
   }
   if (r) {
     char *view = nullptr;
-    MPIX_TRY(stg->stage(static_cast<char *>(op.rbuf), op.count, op.dt, &stg->in, &view));
+    stg->short_ok = op.kind == OpKind::recv;
+    MPIX_TRY(stg->stage(static_cast<char *>(op.rbuf), op.count, op.dt, &stg->in, &view,
+                        stg->short_ok ? &stg->len_word : nullptr));
     stg->has_in = true;
     // An in-place allreduce reads its input from the receive buffer too.
     if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) stg->out[stg->nout++] = stg->in;
@@ -196,7 +212,26 @@ Status staging_copy_out(Staging &stg, ExecStream &ex) {
     MPIX_TRY(c.runs ? ex.copy_runs_async(c.bounce, c.user, c.runs, c.nruns)
                     : ex.copy_async(c.bounce, c.user, c.bytes));
   }
+  if (stg.short_ok) {
+    // A receive copies in only the message's bytes (see staging.hpp): by length where the
+    // stream can read the length at run time, else by filling the bounce buffer with what the
+    // receive buffer holds now, before the trigger, so that the bytes past the message are
+    // copied back unchanged.
+    const Staging::Copy &c = stg.in;
+    stg.clip = !c.runs && ex.can_copy_prefix(c.user, c.bounce, stg.len_word);
+    if (!stg.clip)
+      MPIX_TRY(c.runs ? ex.copy_runs_async(c.bounce, c.user, c.runs, c.nruns)
+                      : ex.copy_async(c.bounce, c.user, c.bytes));
+  }
   return {};
+}
+
+void staging_received(Staging &stg, const MPI_Status &st) {
+  if (!stg.len_word) return;
+  MPI_Count n = 0;
+  MPI_Status copy = st;  // MPI_Get_elements_x takes a non-const status in MPI-3 bindings
+  if (MPI_Get_elements_x(&copy, MPI_BYTE, &n) != MPI_SUCCESS || n < 0) n = 0;
+  store_signal(stg.len_word, static_cast<uint64_t>(n));
 }
 
 Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
@@ -205,8 +240,9 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
   // user-visible) must not copy again, over what later stream work wrote to the buffer.
   if (stg.on_agent || !stg.has_in || stg.copied_in.exchange(true)) return {};
   const Staging::Copy &c = stg.in;
-  MPIX_TRY(c.runs ? ex.copy_runs_async(c.user, c.bounce, c.runs, c.nruns)
-                  : ex.copy_async(c.user, c.bounce, c.bytes));
+  if (stg.clip) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, stg.len_word));
+  else MPIX_TRY(c.runs ? ex.copy_runs_async(c.user, c.bounce, c.runs, c.nruns)
+                       : ex.copy_async(c.user, c.bounce, c.bytes));
   stg.release_word = trigger_word;
   stg.release_value = next_threshold;
   return {};
@@ -215,6 +251,10 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
 Status staging_copy_in_on_host(Staging &stg) {
   if (!stg.has_in || stg.copied_in.exchange(true)) return {};
   const Staging::Copy &c = stg.in;
+  if (stg.clip) {
+    const uint64_t n = load_signal(stg.len_word);
+    return stg.be->copy_sync(c.user, c.bounce, n < c.bytes ? static_cast<std::size_t>(n) : c.bytes);
+  }
   return c.runs ? stg.be->copy_runs_sync(c.user, c.bounce, c.runs, c.nruns)
                 : stg.be->copy_sync(c.user, c.bounce, c.bytes);
 }

@@ -14,7 +14,19 @@
 // upper bound. A datatype with gaps (a strided vector, a struct with padding) is copied block by
 // block along its typemap (core/typemap.hpp), so a receive never writes the gap bytes of device
 // memory and a send never reads them; a dense one is one copy.
+//
+// A receive's message may be shorter than its buffer, and MPI leaves the bytes past the message
+// alone. The copy in therefore moves only the message's bytes: the agent stores the received
+// length in a word of the bounce buffer before it releases the stream, and the stream copies
+// that prefix (ExecStream::copy_prefix_async: a kernel or host function reading the length at
+// run time). Where the stream cannot (a datatype with gaps, whose received bytes are a prefix in
+// typemap order, not in address order; a HIP build without kernels; a buffer the kernel cannot
+// reach), the copy out fills the bounce buffer from the receive buffer before the trigger
+// instead, so that copying the whole span back writes the bytes past the message with the
+// values they already had (nobody may write a buffer while a receive into it is pending).
 #pragma once
+
+#include <mpi.h>
 
 #include <cstdint>
 #include <memory>
@@ -42,6 +54,11 @@ Status staging_copy_out(Staging &stg, ExecStream &ex);
 // once: by the first of this call and staging_copy_in_on_host.
 Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
                        uint64_t next_threshold);
+
+// Agent thread, before the op's completion word is written: a receive's message may be shorter
+// than its buffer; records the received byte count (from @p st) where the stream's copy in reads
+// it, so that bytes past the message are left as they were (MPI modifies only the message's).
+void staging_received(Staging &stg, const MPI_Status &st);
 
 // The op completed on the host (MPI_Wait / MPI_Test on its request, not a stream wait): copies
 // the received data into device memory now, on the calling thread. Idempotent.

@@ -78,6 +78,27 @@ class ExecStream {
       }
     return {};
   }
+  // Whether copy_prefix_async can copy from @p src to @p dst on this stream, reading
+  // @p len_word when the copy runs (a GPU backend needs a kernel that can reach all three).
+  virtual bool can_copy_prefix(const void *dst, const void *src, const uint64_t *len_word) {
+    (void)dst;
+    (void)src;
+    (void)len_word;
+    return false;
+  }
+  // Stream-ordered copy of the first min(*@p len_word, @p max_bytes) bytes from @p src to
+  // @p dst, the length read when the stream runs the copy, not when it is enqueued: a staged
+  // receive copies only the bytes of the message that arrived, whose length the agent stores
+  // before it releases the stream. @p len_word lives in pinned host memory.
+  virtual Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
+                                   const uint64_t *len_word) {
+    (void)dst;
+    (void)src;
+    (void)max_bytes;
+    (void)len_word;
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "this stream cannot copy a length known only at run time");
+  }
   // Blocks the calling thread until all work enqueued so far has run.
   virtual Status synchronize() = 0;
   virtual TriggerMode trigger_mode() const = 0;

@@ -218,3 +218,45 @@ TEST_CASE("a strided device receive completed by host MPI_Wait keeps its gaps",
     s.sync();
   }
 }
+
+TEST_CASE("a strided device receive of fewer elements than posted writes only those",
+          "[gpu][datatype][short]") {
+  const int rank = world_rank(), size = world_size();
+  CudaStreamComm s;
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  for (const auto &t : gap_types()) {
+    // Post count + 2 elements, send count: the two elements past the message stay untouched.
+    MPI_Datatype d;
+    MPI_Type_dup(t->t, &d);
+    Type posted(d, t->count + 2, t->name);
+    const Span sent = span_of(*t), all = span_of(posted);
+    for (bool host_wait : {false, true}) {
+      INFO(t->name << " + 2 elements posted, completed by "
+                   << (host_wait ? "MPI_Wait" : "the stream"));
+      GpuBuf out(Place::device, all.bytes), in(Place::device, all.bytes);
+      out.write(pattern(40 + rank, all.bytes));
+      in.write(std::vector<unsigned char>(all.bytes, kSentinel));
+      MPI_Request r[2];
+      MPI_Status st[2];
+      REQUIRE(MPIX_Irecv_enqueue(in.as<char>() - all.lb, posted.count, posted.t, peer, 10,
+                                 s.comm, &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(out.as<char>() - sent.lb, t->count, t->t, peer, 10, s.comm,
+                                 &r[1]) == MPI_SUCCESS);
+      if (host_wait) REQUIRE(MPI_Waitall(2, r, st) == MPI_SUCCESS);
+      else REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+      s.sync();
+      int count = -1;
+      REQUIRE(MPI_Get_count(&st[0], posted.t, &count) == MPI_SUCCESS);
+      CHECK(count == t->count);
+      // The sent elements' typemap bytes hold the pattern; every other byte the sentinel.
+      auto got = in.read<unsigned char>(all.bytes);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < all.bytes; ++i) {
+        const bool msg = i < sent.bytes && sent.mask[i];
+        bad += got[i] != (msg ? pattern_byte(40 + peer, i) : kSentinel);
+      }
+      CHECK(bad == 0);
+    }
+  }
+}

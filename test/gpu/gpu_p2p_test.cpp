@@ -314,3 +314,50 @@ TEST_CASE("ops enqueued while the stream is captured run when the graph is launc
   CUDA_REQUIRE(cudaGraphExecDestroy(ge));
   CUDA_REQUIRE(cudaGraphDestroy(g));
 }
+
+TEST_CASE("a staged device receive longer than its message keeps the bytes past the message",
+          "[gpu][p2p][short]") {
+  const int rank = world_rank(), size = world_size();
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  CudaStreamComm s;
+  const std::size_t cap = 3u << 20;
+  const unsigned char sentinel = 0xA5;
+  for (Place place : {Place::device, Place::managed}) {
+    GpuBuf out(place, cap), in(place, cap);
+    for (std::size_t m : {std::size_t{1}, std::size_t{4095}, std::size_t{65537},
+                          std::size_t{(2u << 20) + 3}, cap - 1}) {
+      for (bool host_wait : {false, true}) {
+        INFO(m << "-byte message into a " << cap << "-byte " << place_name(place)
+               << " receive, completed by " << (host_wait ? "MPI_Wait" : "the stream")
+               << ", trigger " << trigger_under_test());
+        std::vector<unsigned char> v(m);
+        for (std::size_t i = 0; i < m; ++i) v[i] = pattern_byte(static_cast<uint32_t>(rank + m), i);
+        out.write(v);
+        in.write(std::vector<unsigned char>(cap, sentinel));
+        MPI_Request r[2];
+        MPI_Status st[2];
+        REQUIRE(MPIX_Irecv_enqueue(in.get(), static_cast<int>(cap), MPI_BYTE, peer, 6, s.comm,
+                                   &r[0]) == MPI_SUCCESS);
+        REQUIRE(MPIX_Isend_enqueue(out.get(), static_cast<int>(m), MPI_BYTE, peer, 6, s.comm,
+                                   &r[1]) == MPI_SUCCESS);
+        if (host_wait) {
+          REQUIRE(MPI_Waitall(2, r, st) == MPI_SUCCESS);
+        } else {
+          REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+        }
+        s.sync();
+        int count = -1;
+        MPI_Get_count(&st[0], MPI_BYTE, &count);
+        CHECK(count == static_cast<int>(m));
+        auto got = in.read<unsigned char>(cap);
+        std::size_t bad = 0, clobbered = 0;
+        for (std::size_t i = 0; i < m; ++i)
+          bad += got[i] != pattern_byte(static_cast<uint32_t>(peer + m), i);
+        for (std::size_t i = m; i < cap; ++i) clobbered += got[i] != sentinel;
+        CHECK(bad == 0);
+        CHECK(clobbered == 0);
+      }
+    }
+  }
+}

@@ -190,6 +190,21 @@ class GpuExecStream final : public ExecStream {
     return gpu_detail::copy_runs<Api>(dst, src, runs, n, s_);
   }
 
+  // A kernel reads the length at run time; the copy engine would need it at enqueue time.
+  // The length word is pinned memory from the same allocator as a bounce buffer (staging keeps
+  // it in the bounce buffer itself), so checking the two buffers covers it.
+  bool can_copy_prefix(const void *dst, const void *src, const uint64_t *len_word) override {
+    return Api::kHasKernels && len_word && Api::kernel_can_access(dst, device_) &&
+           Api::kernel_can_access(src, device_);
+  }
+
+  Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
+                           const uint64_t *len_word) override {
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word);
+  }
+
   Status synchronize() override { return Api::synchronize(s_); }
   TriggerMode trigger_mode() const override { return mode_; }
   void *native() const override { return static_cast<void *>(s_); }

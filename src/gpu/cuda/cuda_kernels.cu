@@ -54,7 +54,54 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
   __threadfence_system();
 }
 
+// A staged receive's copy into device memory: the first min(*len, max) bytes, the length read
+// when the kernel runs (the agent stored it before releasing the stream's completion wait).
+// Grid-stride over words of W bytes (W divides dst - src); the bytes before dst's first
+// W-aligned address and after the last whole word go one by one.
+template <class W>
+__device__ void copy_prefix_words(char *dst, const char *src, unsigned long long n) {
+  const unsigned long long tid = blockIdx.x * static_cast<unsigned long long>(blockDim.x) +
+                                 threadIdx.x;
+  const unsigned long long nthreads = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  unsigned long long head = (sizeof(W) - reinterpret_cast<unsigned long long>(dst) % sizeof(W)) %
+                            sizeof(W);
+  if (head > n) head = n;
+  const unsigned long long words = (n - head) / sizeof(W);
+  for (unsigned long long i = tid; i < head; i += nthreads) dst[i] = src[i];
+  W *d = reinterpret_cast<W *>(dst + head);
+  const W *s = reinterpret_cast<const W *>(src + head);
+  for (unsigned long long i = tid; i < words; i += nthreads) d[i] = s[i];
+  for (unsigned long long i = head + words * sizeof(W) + tid; i < n; i += nthreads)
+    dst[i] = src[i];
+}
+
+__global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
+                            const volatile unsigned long long *len) {
+  unsigned long long n = *len;
+  if (n > max) n = max;
+  const unsigned long long skew =
+      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
+  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
+  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
+  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
+  else copy_prefix_words<unsigned char>(dst, src, n);
+}
+
 }  // namespace
+
+Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
+                                   const uint64_t *len_word) {
+  if (max_bytes == 0) return {};
+  // About 16 KiB per block, at most 1024 blocks of 256 threads: enough loads in flight to keep
+  // a host-to-device copy of many MiB near the link's bandwidth, one block for small messages.
+  const std::size_t want = (max_bytes + 16383) / 16384;
+  const unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
+  copy_prefix<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
+                                     max_bytes,
+                                     reinterpret_cast<const unsigned long long *>(len_word));
+  MPIX_CUDA_CHECK(cudaGetLastError());
+  return {};
+}
 
 Status CudaApi::copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n) {
@@ -83,6 +130,7 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, store_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_run_table));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix));
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
 #include "mpix/mpix_host_stream.h"
@@ -68,6 +69,27 @@ class HostExecStream final : public ExecStream {
         c.get());
     if (rc == 0) c.release();  // the host function owns it now
     return check(rc, "launch(copy_runs)");
+  }
+  bool can_copy_prefix(const void *, const void *, const uint64_t *) override { return true; }
+  Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
+                           const uint64_t *len_word) override {
+    struct Copy {
+      void *dst;
+      const void *src;
+      std::size_t max;
+      const uint64_t *len;
+    };
+    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word});
+    int rc = mpix_host_stream_launch(
+        s_,
+        [](void *p) {
+          std::unique_ptr<Copy> c(static_cast<Copy *>(p));
+          const uint64_t n = load_signal(c->len);  // read now, in stream order
+          std::memcpy(c->dst, c->src, n < c->max ? static_cast<std::size_t>(n) : c->max);
+        },
+        c.get());
+    if (rc == 0) c.release();  // the host function owns it now
+    return check(rc, "launch(copy_prefix)");
   }
   Status synchronize() override {
     return check(mpix_host_stream_synchronize(s_), "synchronize");
