@@ -1,5 +1,6 @@
 #include "core/agent.hpp"
 
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -187,13 +188,16 @@ bool Agent::copy_in_first(Op *op) {
     op->agent_copying = false;
     return false;
   }
-  int bytes = 0;
-  if (op->kind == OpKind::send || op->status.MPI_ERROR != MPI_SUCCESS ||
-      MPI_Get_count(&op->status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED ||
-      bytes <= 0)
-    return false;
+  if (op->kind == OpKind::send || op->status.MPI_ERROR != MPI_SUCCESS) return false;
+  // A reduction's result fills its buffer; a receive's message may be shorter than it.
+  std::size_t bytes = SIZE_MAX;
+  if (op->kind == OpKind::recv) {
+    MPI_Count n = 0;
+    if (MPI_Get_elements_x(&op->status, MPI_BYTE, &n) != MPI_SUCCESS || n <= 0) return false;
+    bytes = static_cast<std::size_t>(n);
+  }
   bool issued = false;
-  Status cs = staging_agent_copy_in(*op->staging, static_cast<std::size_t>(bytes), &issued);
+  Status cs = staging_agent_copy_in(*op->staging, bytes, &issued);
   if (!cs.is_ok()) {
     MPIX_LOG(error, "agent", "copying a staged receive into device memory failed: %s",
              cs.what().c_str());
