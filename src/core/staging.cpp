@@ -261,9 +261,9 @@ Status staging_copy_in_on_host(Staging &stg) {
 
 void staging_use_agent(Staging &stg, int device) {
   static const long most = setting_long(Setting::agent_copy_max);
-  if (most <= 0) return;
+  if (most == 0) return;
   auto small = [&](const Staging::Copy &c) {
-    return !c.runs && c.bytes <= static_cast<std::size_t>(most);
+    return !c.runs && (most < 0 || c.bytes <= static_cast<std::size_t>(most));
   };
   for (int i = 0; i < stg.nout; ++i)
     if (!small(stg.out[i])) return;

@@ -64,7 +64,7 @@ void staging_received(Staging &stg, const MPI_Status &st);
 // the received data into device memory now, on the calling thread. Idempotent.
 Status staging_copy_in_on_host(Staging &stg);
 
-// Small messages (every copy dense and at most MPIX_AGENT_COPY_MAX bytes): the agent thread
+// Dense messages (every copy dense; at most MPIX_AGENT_COPY_MAX bytes if set): the agent thread
 // copies instead of the stream, on the backend's side stream (Backend::agent_copy): out of
 // device memory when the stream's trigger fires (the stream has run everything before it),
 // into device memory when the message has arrived, before the completion word is written (so

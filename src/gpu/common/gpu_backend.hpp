@@ -103,7 +103,15 @@ class GpuBackend final : public Backend {
       sd.word = signal_pool().acquire();
       sd.issued = load_signal(sd.word.word);
     }
-    MPIX_TRY(Api::copy_async(dst, src, bytes, static_cast<stream_t>(sd.ex->native())));
+    const auto s = static_cast<stream_t>(sd.ex->native());
+    MPIX_TRY(Api::copy_async(dst, src, bytes, s));
+    if (bytes <= kAgentSyncCopyMax) {
+      // A small copy is waited for here: a few microseconds of the agent thread, against a
+      // second runtime call (the completion write) and the poll when done asynchronously.
+      MPIX_TRY(Api::synchronize(s));
+      *ticket = sd.issued;  // reached: the stream ran everything issued before too
+      return {};
+    }
     MPIX_TRY(sd.ex->write_value(sd.word.word, sd.issued + 1));
     *ticket = ++sd.issued;
     return {};
@@ -138,6 +146,7 @@ class GpuBackend final : public Backend {
   // The agent's copies of a device (agent_copy): a private stream and the word its copies'
   // completions are counted on. Used by the agent thread only; never destroyed (copies may be
   // in flight at exit).
+  static constexpr std::size_t kAgentSyncCopyMax = 64 * 1024;
   struct Side {
     std::unique_ptr<GpuExecStream<Api>> ex;
     SignalWord word;
