@@ -4,6 +4,7 @@
 // only a counter increment. One implementation per folder under providers/.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct ProviderCaps {
 class ProviderComm {
  public:
   virtual ~ProviderComm() = default;
+  // Bytes per piece of a chunked staged send on this communicator (0: not chunked).
+  virtual std::size_t staging_chunk() const { return 0; }
 };
 
 class Provider {

@@ -5,6 +5,7 @@
 namespace mpix {
 
 Status MpiProvider::fire(Op &op) {
+  if (ChunkEngine::takes(op)) return chunks_.fire(op);
   MPI_Request r = MPI_REQUEST_NULL;
   switch (op.kind) {
     case OpKind::send:
@@ -25,13 +26,14 @@ Status MpiProvider::fire(Op &op) {
 }
 
 bool MpiProvider::progress(std::vector<Op *> &done) {
-  if (posted_.empty()) return false;
+  const bool chunk_progress = chunks_.busy() && chunks_.progress(done);
+  if (posted_.empty()) return chunk_progress;
   int n = static_cast<int>(reqs_.size());
   indices_.resize(n);
   statuses_.resize(n);
   int outcount = 0;
   int rc = MPI_Testsome(n, reqs_.data(), &outcount, indices_.data(), statuses_.data());
-  if (outcount == MPI_UNDEFINED || outcount == 0) return false;
+  if (outcount == MPI_UNDEFINED || outcount == 0) return chunk_progress;
   for (int i = 0; i < outcount; ++i) {
     Op *op = posted_[indices_[i]];
     op->status = statuses_[i];

@@ -102,12 +102,14 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
     st = make_status(MPI_ERR_ARG, "array_of_requests is NULL");
   MPI_Comm comm = MPI_COMM_NULL;
   // Check every handle first, so a bad one leaves nothing half-enqueued.
-  for (int i = 0; st.is_ok() && i < count; ++i) {
-    if (array_of_requests[i] == MPI_REQUEST_NULL) continue;
-    Op *op = request_find(array_of_requests[i], false);
-    if (!op)
-      st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request", i);
-    else if (comm == MPI_COMM_NULL) comm = op->comm;
+  if (st.is_ok() && count > 0) {
+    std::vector<Op *> ops(static_cast<std::size_t>(count));
+    const int bad = request_find_all(count, array_of_requests, ops.data(), /*take=*/false);
+    for (int i = 0; i < count && comm == MPI_COMM_NULL; ++i)
+      if (ops[i]) comm = ops[i]->comm;
+    if (bad >= 0)
+      st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request",
+                       bad);
   }
   if (st.is_ok() && count > 0) st = enqueue_waitall(count, array_of_requests, array_of_statuses);
   return finish(comm, "MPIX_Waitall_enqueue", st);

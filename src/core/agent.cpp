@@ -1,5 +1,6 @@
 #include "core/agent.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -25,12 +26,19 @@ class Agent {
   explicit Agent(Provider *prov) : prov_(prov), thread_([this] { run(); }) {}
   ~Agent() { stop(); }
 
+  // Any thread. A lock-free push onto a stack the agent empties whole: ops of one stream are
+  // submitted under its enqueue mutex, so their push order is their threshold order, which
+  // take_incoming restores by reversing what it takes.
+  // The agent is woken only when it sleeps (idle, or napping between polls of armed ops):
+  // awake, it takes the op at its next poll. Other sleepers of the notifier (host streams,
+  // synchronizing threads) have no use for a new op, so the common case wakes nobody.
   void submit(Op *op) {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      incoming_.push_back(op);
-    }
-    notifier().notify();
+    Op *head = incoming_.load(std::memory_order_relaxed);
+    do {
+      op->submit_next = head;
+    } while (!incoming_.compare_exchange_weak(head, op, std::memory_order_seq_cst,
+                                              std::memory_order_relaxed));
+    if (asleep_.load(std::memory_order_seq_cst)) notifier().notify();
   }
 
   void add_poller(AgentPoller *p) {
@@ -73,8 +81,8 @@ class Agent {
   void profile_seen(Op *op);
 
   Provider *prov_;
-  std::mutex mu_;
-  std::vector<Op *> incoming_;
+  std::atomic<Op *> incoming_{nullptr};  // newest first, linked by Op::submit_next
+  std::atomic<bool> asleep_{false};       // the agent sleeps until notified (see run())
   std::atomic<bool> stop_{false};
   std::mutex poll_mu_;  // held while pollers run, so remove_poller() waits them out
   std::vector<AgentPoller *> pollers_;
@@ -92,17 +100,22 @@ class Agent {
 };
 
 bool Agent::take_incoming() {
-  std::vector<Op *> in;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (incoming_.empty()) return false;
-    in.swap(incoming_);
+  if (!incoming_.load(std::memory_order_relaxed)) return false;
+  Op *newest = incoming_.exchange(nullptr, std::memory_order_acquire);
+  Op *oldest = nullptr;  // reversed: submission order
+  while (newest) {
+    Op *next = newest->submit_next;
+    newest->submit_next = oldest;
+    oldest = newest;
+    newest = next;
   }
-  for (Op *op : in) {
+  for (Op *op = oldest; op;) {
+    Op *next = op->submit_next;
     Armed &a = armed_[op->stream.get()];
     a.trigger = op->stream->trigger_word();
     a.ops.push_back(op);
     ++armed_count_;
+    op = next;
   }
   return true;
 }
@@ -273,9 +286,19 @@ void Agent::run() {
       continue;
     }
     if (armed_count_ == 0 && !prov_->busy() && !pollers_busy && copying_in_.empty()) {
-      // Idle: nothing can happen until a new op arrives, which notifies.
-      notifier().wait(epoch, std::chrono::milliseconds(100));
+      // Idle: nothing can happen until a new op arrives, which notifies while asleep_ is set.
+      // Set, then look again (both seq_cst, as in submit): either this load sees an op pushed
+      // meanwhile, or its submitter sees asleep_ and notifies, which ends the wait at once.
+      asleep_.store(true, std::memory_order_seq_cst);
+      if (!incoming_.load(std::memory_order_seq_cst))
+        notifier().wait(epoch, std::chrono::milliseconds(100));
+      asleep_.store(false, std::memory_order_relaxed);
       backoff.reset();
+    } else if (backoff.sleeping()) {
+      // Napping: a new op ends the nap (as before), so that its trigger is polled closely.
+      asleep_.store(true, std::memory_order_seq_cst);
+      if (!incoming_.load(std::memory_order_seq_cst)) backoff.pause(epoch, prov_->busy());
+      asleep_.store(false, std::memory_order_relaxed);
     } else {
       backoff.pause(epoch, prov_->busy());
     }
@@ -284,14 +307,17 @@ void Agent::run() {
 }
 
 std::mutex g_agent_mu;
-Agent *g_agent = nullptr;
+Agent *g_agent = nullptr;                   // guarded by g_agent_mu
+std::atomic<Agent *> g_agent_fast{nullptr};  // the same, for the enqueue path's lock-free read
 
 Status agent_get(Agent **out) {
+  if ((*out = g_agent_fast.load(std::memory_order_acquire))) return {};
   std::lock_guard<std::mutex> lk(g_agent_mu);
   if (!g_agent) {
     Provider *prov = nullptr;
     MPIX_TRY(provider_get(&prov));
     g_agent = new Agent(prov);
+    g_agent_fast.store(g_agent, std::memory_order_release);
     MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
   }
   *out = g_agent;
@@ -322,6 +348,8 @@ void agent_remove_poller(AgentPoller *p) {
 void agent_stop() {
   {
     std::lock_guard<std::mutex> lk(g_agent_mu);
+    // At MPI_Finalize: no enqueue may run concurrently (mpix calls need an initialised MPI).
+    g_agent_fast.store(nullptr, std::memory_order_release);
     delete g_agent;  // joins the agent thread
     g_agent = nullptr;
   }

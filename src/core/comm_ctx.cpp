@@ -31,8 +31,14 @@ int copy_fn(MPI_Comm, int, void *, void *attr_in, void *attr_out, int *flag) {
   return MPI_SUCCESS;
 }
 
+// Bumped whenever an attribute value (a Holder) may go away, so that every thread's cached
+// lookup (comm_ctx_get) is dropped before the Holder it points to is deleted or its
+// communicator handle is reused by a new communicator.
+std::atomic<uint64_t> g_generation{1};
+
 int delete_fn(MPI_Comm, int, void *attr, void *) {
   auto *h = static_cast<Holder *>(attr);
+  g_generation.fetch_add(1, std::memory_order_acq_rel);
   int64_t pending = (*h)->pending_ops.load();
   if (pending > 0) {
     MPIX_LOG(warn, "api", "MPI_Comm_free: %lld enqueued ops on this stream communicator have "
@@ -43,6 +49,18 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   delete h;
   return MPI_SUCCESS;
 }
+
+// The last stream communicator this thread enqueued on, and the attribute value MPI gave for
+// it: the next enqueue on it skips MPI_Comm_get_attr (a hash lookup under Open MPI's attribute
+// lock). Valid while `generation` is current: using a communicator concurrently with freeing it
+// is erroneous, so a free (which bumps the generation) happens before any later use that could
+// see a reused handle.
+struct LastComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Holder *holder = nullptr;
+  uint64_t generation = 0;
+};
+thread_local LastComm t_last;
 
 std::mutex g_kv_mu;
 std::atomic<int> g_kv{MPI_KEYVAL_INVALID};
@@ -64,6 +82,7 @@ int keyval() {
 void comm_ctx_release_keyval() {
   std::lock_guard<std::mutex> lk(g_kv_mu);
   int kv = g_kv.exchange(MPI_KEYVAL_INVALID);
+  g_generation.fetch_add(1, std::memory_order_acq_rel);
   // Communicators still carrying the attribute keep the key alive until they are freed.
   if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
 }
@@ -85,11 +104,22 @@ Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx) {
 }
 
 Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  LastComm &last = t_last;
+  if (last.generation == gen && last.comm == comm && comm != MPI_COMM_NULL) {
+    *out = *last.holder;
+    return {};
+  }
   void *v = nullptr;
   int flag = 0;
   MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(), &v, &flag));
-  if (flag) *out = *static_cast<Holder *>(v);
-  else out->reset();
+  if (!flag) {
+    out->reset();
+    return {};
+  }
+  auto *h = static_cast<Holder *>(v);
+  *out = *h;
+  last = LastComm{comm, h, gen};
   return {};
 }
 

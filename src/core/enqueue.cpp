@@ -1,5 +1,7 @@
 #include "core/enqueue.hpp"
 
+#include <atomic>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -15,10 +17,29 @@ namespace {
 
 // Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
 // right after a nonblocking call that uses it.
+// Named datatypes seen so far, so that the common case asks MPI nothing. A named type is never
+// freed, so its handle never comes back as a derived type: an entry stays true for the life of
+// MPI. A small direct-mapped table of atomics; a collision only costs a new query.
+constexpr std::size_t kNamedSlots = 16;
+std::atomic<MPI_Datatype> g_named[kNamedSlots];
+
+std::size_t named_slot(MPI_Datatype dt) {
+  uint64_t bits = 0;
+  static_assert(sizeof(MPI_Datatype) <= sizeof bits, "handle larger than 64 bits");
+  std::memcpy(&bits, &dt, sizeof dt);
+  return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 60) % kNamedSlots;
+}
+
 Status hold_datatype(Op &op, MPI_Datatype dt) {
+  std::atomic<MPI_Datatype> &slot = g_named[named_slot(dt)];
+  if (slot.load(std::memory_order_relaxed) == dt && dt != MPI_DATATYPE_NULL) {
+    op.dt = dt;
+    return {};
+  }
   int ni, na, nd, combiner;
   MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
   if (combiner == MPI_COMBINER_NAMED) {
+    slot.store(dt, std::memory_order_relaxed);
     op.dt = dt;
     return {};
   }
@@ -86,7 +107,10 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   Status st = hold_datatype(*op, a.dt);
   if (st.is_ok()) st = prov->validate(*op);
   // Device buffers the provider cannot reach go through pinned bounce buffers.
-  if (st.is_ok()) st = staging_setup(*op, *be, prov->caps().device_memory);
+  // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
+  if (st.is_ok())
+    st = staging_setup(*op, *be, prov->caps().device_memory,
+                       !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
   if (st.is_ok() && op->staging && !queued) staging_use_agent(*op->staging, ex->device());
   if (st.is_ok() && request) st = request_start(op);
   if (!st.is_ok()) {
@@ -101,6 +125,10 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   Stream &s = *stream;
   std::lock_guard<std::mutex> lk(s.enqueue_mutex());
   op->threshold = queued ? a.queue_threshold : s.next_threshold();
+  // A chunked send has one threshold per piece; the stream's own trigger write is the last.
+  uint64_t last = op->threshold;
+  if (op->staging)
+    for (uint64_t i = 1; i < staging_pieces(*op->staging); ++i) last = s.next_threshold();
   st = prov->arm(*op);
   if (!st.is_ok()) {
     discard(op);
@@ -110,13 +138,13 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   ctx->pending_ops.fetch_add(1);
   // What the stream still needs, kept here: without a request, the agent may retire the op as
   // soon as the stream writes its trigger.
-  const uint64_t threshold = op->threshold, done_value = op->done_value;
+  const uint64_t first = op->threshold, threshold = last, done_value = op->done_value;
   uint64_t *const done_word = op->done.word;
   const std::shared_ptr<Staging> stg = op->staging;
   // From here the agent owns the op; it fires once the stream writes the threshold.
   MPIX_TRY(agent_submit(op));
   // A queue op reads its buffer at its start: Queue::start copies out then.
-  if (stg && !queued) MPIX_TRY(staging_copy_out(*stg, *ex));
+  if (stg && !queued) MPIX_TRY(staging_copy_out(*stg, *ex, s.trigger_word(), first));
   if (request) {
     if (!queued && s.defers_triggers()) s.defer_trigger(threshold);
     else if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
@@ -126,9 +154,16 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // Trigger and completion wait in one call (one cuStreamBatchMemOp on a GPU stream); the
   // threshold covers any deferred trigger below it.
   s.take_deferred();
-  const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
-                              {StreamMemOp::wait, done_word, done_value}};
-  MPIX_TRY(ex->batch(ops, 2));
+  if (stg && staging_pipelined(*stg)) {
+    // A chunked receive's pieces are copied in as they arrive, before the completion wait.
+    MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
+    MPIX_TRY(staging_copy_in_pieces(*stg, *ex));
+    MPIX_TRY(ex->wait_value(done_word, done_value));
+  } else {
+    const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
+                                {StreamMemOp::wait, done_word, done_value}};
+    MPIX_TRY(ex->batch(ops, 2));
+  }
   if (stg) MPIX_TRY(staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold()));
   return {};
 }
@@ -147,19 +182,18 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
     return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
   };
   std::vector<Op *> ops(static_cast<std::size_t>(count), nullptr);
-  for (int i = 0; i < count; ++i) {
-    if (requests[i] == MPI_REQUEST_NULL) {
+  // One lock for the whole array; on failure nothing is consumed.
+  const int bad = request_find_all(count, requests, ops.data(), /*take=*/true);
+  if (bad >= 0)
+    return make_status(MPI_ERR_REQUEST, "request %d is not an mpix enqueue request (or was "
+                                        "already completed, or is listed twice)", bad);
+  for (int i = 0; i < count; ++i)
+    if (requests[i] == MPI_REQUEST_NULL)
       empty_status(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
-      continue;
-    }
-    ops[i] = request_find(requests[i], /*take=*/true);
-    if (!ops[i])
-      return make_status(MPI_ERR_REQUEST, "request %d is not an mpix enqueue request (or was "
-                                          "already completed)", i);
-  }
   // Consecutive requests of one stream share one batch of waits (one cuStreamBatchMemOp on a
   // GPU stream instead of one stream operation per request).
   std::vector<StreamMemOp> waits;
+  waits.reserve(static_cast<std::size_t>(count) + 1);  // + a deferred trigger: one allocation
   for (int i = 0; i < count;) {
     if (!ops[i]) {
       ++i;
@@ -174,6 +208,16 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
     MPIX_TRY(s.exec(&ex));
     {
       std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+      // Chunked receives copy in piece by piece before their completion waits, after any
+      // deferred trigger (which may be their own).
+      bool pipelined = false;
+      for (int k = i; k < end && !pipelined; ++k)
+        pipelined = ops[k] && ops[k]->staging && staging_pipelined(*ops[k]->staging);
+      if (pipelined) {
+        MPIX_TRY(flush_deferred_trigger(s, *ex));
+        for (int k = i; k < end; ++k)
+          if (ops[k] && ops[k]->staging) MPIX_TRY(staging_copy_in_pieces(*ops[k]->staging, *ex));
+      }
       // Deferred triggers of these (or earlier) ops go first, in the same call.
       if (const uint64_t t = s.take_deferred())
         waits.insert(waits.begin(), StreamMemOp{StreamMemOp::write, s.trigger_word(), t});

@@ -76,6 +76,7 @@ struct Op {
   uint64_t seq = 0;                             // creation order, for reports
   uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (core/profile.hpp)
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
+  Op *submit_next = nullptr;                    // the agent's incoming stack (agent.cpp)
 };
 
 // Live-op registry: every op from creation to retirement, for the finalize-time report.

@@ -1,7 +1,9 @@
 #include "core/request.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 #include "core/agent.hpp"
 #include "core/log.hpp"
@@ -11,10 +13,97 @@
 namespace mpix {
 namespace {
 
+// MPI_Request -> Op, open addressing with linear probing over a power-of-two table: no
+// allocation per request in steady state (a node-based map allocates on every insert and frees
+// on every erase, on the enqueue path). Erased slots become tombstones; the table is rebuilt
+// when live entries plus tombstones reach half of it.
+class RequestTable {
+ public:
+  void insert(MPI_Request r, Op *op) {
+    if (2 * (live_ + tombs_ + 1) > slots_.size()) rebuild();
+    Slot *free_slot = nullptr;
+    for (std::size_t i = home(r);; i = (i + 1) & mask_) {
+      Slot &s = slots_[i];
+      if (s.state == kFull && s.key == r) {  // a stale entry for a reused handle: replace it
+        s.op = op;
+        return;
+      }
+      if (s.state == kTomb && !free_slot) free_slot = &s;
+      if (s.state == kEmpty) {
+        if (!free_slot) free_slot = &s;
+        else --tombs_;
+        *free_slot = Slot{r, op, kFull};
+        ++live_;
+        return;
+      }
+    }
+  }
+  // The op of @p r, or null; removes the entry when @p take.
+  Op *find(MPI_Request r, bool take) {
+    if (slots_.empty()) return nullptr;
+    for (std::size_t i = home(r);; i = (i + 1) & mask_) {
+      Slot &s = slots_[i];
+      if (s.state == kEmpty) return nullptr;
+      if (s.state == kFull && s.key == r) {
+        Op *op = s.op;
+        if (take) erase_slot(s);
+        return op;
+      }
+    }
+  }
+  // Removes @p r only if it still maps to @p op.
+  void erase(MPI_Request r, Op *op) {
+    if (slots_.empty()) return;
+    for (std::size_t i = home(r);; i = (i + 1) & mask_) {
+      Slot &s = slots_[i];
+      if (s.state == kEmpty) return;
+      if (s.state == kFull && s.key == r) {
+        if (s.op == op) erase_slot(s);
+        return;
+      }
+    }
+  }
+
+ private:
+  enum : uint8_t { kEmpty, kFull, kTomb };
+  struct Slot {
+    MPI_Request key;
+    Op *op;
+    uint8_t state;
+  };
+
+  std::size_t home(MPI_Request r) const {
+    uint64_t bits = 0;
+    static_assert(sizeof(MPI_Request) <= sizeof bits, "handle larger than 64 bits");
+    std::memcpy(&bits, &r, sizeof r);
+    // Fibonacci hashing: request handles (pointers, or small integers) spread over the table.
+    return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+  }
+  void erase_slot(Slot &s) {
+    s.state = kTomb;
+    s.op = nullptr;
+    --live_;
+    ++tombs_;
+  }
+  void rebuild() {
+    std::size_t cap = 256;
+    while (cap < 4 * (live_ + 1)) cap <<= 1;
+    std::vector<Slot> old(cap, Slot{MPI_REQUEST_NULL, nullptr, kEmpty});
+    old.swap(slots_);
+    mask_ = cap - 1;
+    live_ = tombs_ = 0;
+    for (const Slot &s : old)
+      if (s.state == kFull) insert(s.key, s.op);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0, live_ = 0, tombs_ = 0;
+};
+
 std::mutex g_mu;
-std::unordered_map<MPI_Request, Op *> &requests() {
-  static auto *m = new std::unordered_map<MPI_Request, Op *>;
-  return *m;
+RequestTable &requests() {
+  static auto *t = new RequestTable;
+  return *t;
 }
 
 int query_fn(void *extra, MPI_Status *status) {
@@ -55,8 +144,7 @@ int free_fn(void *extra) {
   auto *op = static_cast<Op *>(extra);
   {
     std::lock_guard<std::mutex> lk(g_mu);
-    auto it = requests().find(op->grequest);
-    if (it != requests().end() && it->second == op) requests().erase(it);
+    requests().erase(op->grequest, op);
   }
   op_unref(op);
   return MPI_SUCCESS;
@@ -79,17 +167,28 @@ Status request_start(Op *op) {
     return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
   }
   std::lock_guard<std::mutex> lk(g_mu);
-  requests()[op->grequest] = op;
+  requests().insert(op->grequest, op);
   return {};
 }
 
 Op *request_find(MPI_Request req, bool take) {
   std::lock_guard<std::mutex> lk(g_mu);
-  auto it = requests().find(req);
-  if (it == requests().end()) return nullptr;
-  Op *op = it->second;
-  if (take) requests().erase(it);
-  return op;
+  return requests().find(req, take);
+}
+
+int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (int i = 0; i < n; ++i) {
+    ops[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : requests().find(reqs[i], take);
+    if (reqs[i] != MPI_REQUEST_NULL && !ops[i]) {
+      // Put back what was taken (a handle listed twice is found once only).
+      if (take)
+        for (int k = 0; k < i; ++k)
+          if (ops[k]) requests().insert(reqs[k], ops[k]);
+      return i;
+    }
+  }
+  return -1;
 }
 
 void request_complete(Op *op, bool free_now) {

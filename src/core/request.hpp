@@ -16,6 +16,10 @@ Status request_start(Op *op);
 // The op behind @p req, or null if @p req is not an mpix enqueue request. Removes the entry
 // when @p take is set (the handle is being consumed by MPIX_Wait_enqueue).
 Op *request_find(MPI_Request req, bool take);
+// request_find for @p n handles under one lock: sets ops[i] (null for MPI_REQUEST_NULL).
+// Returns -1 when every non-null handle is an mpix enqueue request, else the index of the first
+// that is not; with @p take the entries are removed, and only if all were found.
+int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take);
 // Agent thread: the op completed. Completes the generalized request and, if a stream already
 // waits on it (MPIX_Wait_enqueue consumed the handle), frees it.
 void request_complete(Op *op, bool free_now);

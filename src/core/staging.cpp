@@ -117,6 +117,14 @@ struct Staging {
   bool short_ok = false;
   uint64_t *len_word = nullptr;  // received bytes, in the receive's bounce buffer (pinned)
   bool clip = false;             // copy in only the received prefix (decided at copy out)
+  std::size_t chunk = 0;         // a chunked send: pieces of this many bytes
+  uint64_t pieces = 1;
+  // A receive on a chunk-enabled communicator that may get a chunked message: the stream copies
+  // piece i in once the agent says it arrived (piece_word >= i + 1), overlapping the transfer of
+  // the later ones. Decided at copy out (needs clip).
+  std::size_t recv_chunk = 0;
+  uint64_t *piece_word = nullptr;  // pieces of the message in the bounce buffer (pinned)
+  bool pipelined = false;
   std::atomic<bool> copied_in{false};
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy-in is queued
   uint64_t release_value = 0;
@@ -132,7 +140,7 @@ struct Staging {
   // A bounce buffer for the region of @p user; returns its counterpart of @p user. With
   // @p len_word, also a word for the received length, after the span (and table).
   Status stage(char *user, int count, MPI_Datatype dt, Copy *c, char **bounce_view,
-               uint64_t **len_word = nullptr) {
+               uint64_t **len_word = nullptr, uint64_t **piece_word = nullptr) {
     TypeLayout lay;
     MPIX_TRY(typemap_layout(count, dt, &lay));
     const std::ptrdiff_t off = lay.lb;
@@ -140,12 +148,14 @@ struct Staging {
                                  alignof(CopyRun);
     const std::size_t end =
         lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
-    const std::size_t bytes = len_word ? end + sizeof(uint64_t) : lay.dense() ? lay.span : end;
+    const std::size_t bytes = len_word ? end + 2 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
     Bounce b;
     MPIX_TRY(pool().acquire(be, bytes, &b));
     if (len_word) {
       *len_word = reinterpret_cast<uint64_t *>(b.p + end);
       store_signal(*len_word, lay.span);  // all of it, unless the agent says otherwise
+      *piece_word = *len_word + 1;
+      store_signal(*piece_word, 0);
     }
     bufs[nbufs++] = b;
     c->user = user + off;
@@ -162,7 +172,7 @@ struct Staging {
   }
 };
 
-Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
+Status staging_setup(Op &op, Backend &be, bool provider_device_memory, std::size_t chunk) {
   if (provider_device_memory || op.count == 0) return {};
   // Classify the first byte the datatype touches, not the buffer argument: with a positive
   // true lower bound (a subarray, say) the argument may lie before the allocation, where the
@@ -190,13 +200,22 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
                         &stg->out[stg->nout], &view));
     ++stg->nout;
     op.sbuf = view;
+    // Only a predefined datatype is chunked: its bytes in memory are its bytes on the wire, so
+    // a piece is a plain byte range whatever the receiver's datatype.
+    const Staging::Copy &c = stg->out[0];
+    if (chunk && op.kind == OpKind::send && !op.dt_owned && !c.runs && c.bytes > chunk) {
+      stg->chunk = chunk;
+      stg->pieces = (c.bytes + chunk - 1) / chunk;
+    }
   }
   if (r) {
     char *view = nullptr;
     stg->short_ok = op.kind == OpKind::recv;
     MPIX_TRY(stg->stage(static_cast<char *>(op.rbuf), op.count, op.dt, &stg->in, &view,
-                        stg->short_ok ? &stg->len_word : nullptr));
+                        stg->short_ok ? &stg->len_word : nullptr, &stg->piece_word));
     stg->has_in = true;
+    if (chunk && stg->short_ok && !op.dt_owned && !stg->in.runs && stg->in.bytes > chunk)
+      stg->recv_chunk = chunk;
     // An in-place allreduce reads its input from the receive buffer too.
     if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) stg->out[stg->nout++] = stg->in;
     op.rbuf = view;
@@ -205,8 +224,22 @@ Status staging_setup(Op &op, Backend &be, bool provider_device_memory) {
   return {};
 }
 
-Status staging_copy_out(Staging &stg, ExecStream &ex) {
+uint64_t staging_pieces(const Staging &stg) { return stg.pieces; }
+std::size_t staging_chunk(const Staging &stg) { return stg.chunk; }
+
+Status staging_copy_out(Staging &stg, ExecStream &ex, uint64_t *trigger_word,
+                        uint64_t first_threshold) {
   if (stg.on_agent) return {};
+  if (stg.pieces > 1) {
+    const Staging::Copy &c = stg.out[0];
+    for (uint64_t i = 0; i < stg.pieces; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i) * stg.chunk;
+      const std::size_t n = c.bytes - at < stg.chunk ? c.bytes - at : stg.chunk;
+      MPIX_TRY(ex.copy_async(c.bounce + at, c.user + at, n));
+      if (i + 1 < stg.pieces) MPIX_TRY(ex.write_value(trigger_word, first_threshold + i));
+    }
+    return {};
+  }
   for (int i = 0; i < stg.nout; ++i) {
     const Staging::Copy &c = stg.out[i];
     MPIX_TRY(c.runs ? ex.copy_runs_async(c.bounce, c.user, c.runs, c.nruns)
@@ -219,6 +252,7 @@ Status staging_copy_out(Staging &stg, ExecStream &ex) {
     // copied back unchanged.
     const Staging::Copy &c = stg.in;
     stg.clip = !c.runs && ex.can_copy_prefix(c.user, c.bounce, stg.len_word);
+    stg.pipelined = stg.clip && stg.recv_chunk;
     if (!stg.clip)
       MPIX_TRY(c.runs ? ex.copy_runs_async(c.bounce, c.user, c.runs, c.nruns)
                       : ex.copy_async(c.bounce, c.user, c.bytes));
@@ -232,6 +266,28 @@ void staging_received(Staging &stg, const MPI_Status &st) {
   MPI_Status copy = st;  // MPI_Get_elements_x takes a non-const status in MPI-3 bindings
   if (MPI_Get_elements_x(&copy, MPI_BYTE, &n) != MPI_SUCCESS || n < 0) n = 0;
   store_signal(stg.len_word, static_cast<uint64_t>(n));
+  // Every piece wait of a pipelined copy in passes now (pieces past the message copy nothing).
+  store_signal(stg.piece_word, uint64_t{1} << 62);
+}
+
+void staging_pieces_arrived(Staging &stg, uint64_t len, uint64_t pieces) {
+  if (!stg.pipelined) return;
+  store_signal(stg.len_word, len);  // before the pieces it covers are released
+  store_signal(stg.piece_word, pieces);
+}
+
+bool staging_pipelined(const Staging &stg) { return stg.pipelined; }
+
+Status staging_copy_in_pieces(Staging &stg, ExecStream &ex) {
+  if (!stg.pipelined) return {};
+  const Staging::Copy &c = stg.in;
+  const std::size_t C = stg.recv_chunk;
+  for (std::size_t at = 0, i = 0; at < c.bytes; at += C, ++i) {
+    MPIX_TRY(ex.wait_value(stg.piece_word, i + 1));
+    MPIX_TRY(ex.copy_prefix_async(c.user + at, c.bounce + at, c.bytes - at < C ? c.bytes - at : C,
+                                  stg.len_word, at));
+  }
+  return {};
 }
 
 Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_word,
@@ -240,9 +296,12 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
   // user-visible) must not copy again, over what later stream work wrote to the buffer.
   if (stg.on_agent || !stg.has_in || stg.copied_in.exchange(true)) return {};
   const Staging::Copy &c = stg.in;
-  if (stg.clip) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, stg.len_word));
-  else MPIX_TRY(c.runs ? ex.copy_runs_async(c.user, c.bounce, c.runs, c.nruns)
-                       : ex.copy_async(c.user, c.bounce, c.bytes));
+  // A pipelined receive was copied in piece by piece (staging_copy_in_pieces) before its wait.
+  if (stg.clip && !stg.pipelined)
+    MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, stg.len_word));
+  else if (!stg.clip)
+    MPIX_TRY(c.runs ? ex.copy_runs_async(c.user, c.bounce, c.runs, c.nruns)
+                    : ex.copy_async(c.user, c.bounce, c.bytes));
   stg.release_word = trigger_word;
   stg.release_value = next_threshold;
   return {};
@@ -261,7 +320,8 @@ Status staging_copy_in_on_host(Staging &stg) {
 
 void staging_use_agent(Staging &stg, int device) {
   static const long most = setting_long(Setting::agent_copy_max);
-  if (most == 0) return;
+  // A chunked send keeps the stream's piece-by-piece copies, each followed by its trigger.
+  if (most == 0 || stg.pieces > 1) return;
   auto small = [&](const Staging::Copy &c) {
     return !c.runs && (most < 0 || c.bytes <= static_cast<std::size_t>(most));
   };

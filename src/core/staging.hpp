@@ -42,11 +42,23 @@ struct Staging;
 
 // Stages @p op's device or managed buffers through bounce buffers, if it has any and the
 // provider cannot read device memory: sets op.staging and points op.sbuf / op.rbuf at the
-// bounce buffers. Call before the op is armed.
-Status staging_setup(Op &op, Backend &be, bool provider_device_memory);
+// bounce buffers. Call before the op is armed. @p chunk (MPIX_STAGING_CHUNK of the op's
+// communicator, 0: off): a send of a predefined datatype longer than @p chunk bytes is sent in
+// pieces of @p chunk bytes (providers/mpi/mpi_chunk.hpp), each copied out and triggered on
+// its own, so that the copy of one piece overlaps the transfer of the one before.
+Status staging_setup(Op &op, Backend &be, bool provider_device_memory, std::size_t chunk = 0);
 
-// Stream-ordered copy out of device memory into the bounce buffer (before the trigger).
-Status staging_copy_out(Staging &stg, ExecStream &ex);
+// Pieces of a chunked send (1: one message) and their size. A chunked send takes one trigger
+// threshold per piece, consecutive from op.threshold: piece i may go once the stream's trigger
+// word reaches op.threshold + i.
+uint64_t staging_pieces(const Staging &stg);
+std::size_t staging_chunk(const Staging &stg);
+
+// Stream-ordered copy out of device memory into the bounce buffer (before the trigger). For a
+// chunked send, piece by piece, each piece but the last followed by its trigger write to
+// @p trigger_word (value @p first_threshold + i): the caller writes the last one.
+Status staging_copy_out(Staging &stg, ExecStream &ex, uint64_t *trigger_word = nullptr,
+                        uint64_t first_threshold = 0);
 
 // Stream-ordered copy into device memory (after the completion wait). @p trigger_word and
 // @p next_threshold (the next value the stream writes to that word after this copy) tell when
@@ -59,6 +71,19 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
 // than its buffer; records the received byte count (from @p st) where the stream's copy in reads
 // it, so that bytes past the message are left as they were (MPI modifies only the message's).
 void staging_received(Staging &stg, const MPI_Status &st);
+
+// Chunked receives (providers/mpi/mpi_chunk.hpp), agent thread: the message is @p len bytes
+// and its first @p pieces pieces are in the bounce buffer. Lets a pipelined copy in (below)
+// go on; no-op otherwise.
+void staging_pieces_arrived(Staging &stg, uint64_t len, uint64_t pieces);
+
+// A receive on a chunk-enabled communicator whose stream copies in piece by piece: the stream
+// must run staging_copy_in_pieces before its completion wait for the op (the trigger, deferred
+// or not, already written), and staging_copy_in after it as usual.
+bool staging_pipelined(const Staging &stg);
+// For each chunk of the receive buffer: wait until the agent says its piece arrived, then copy
+// it in (clipped at the message's length), so the copy overlaps the later pieces' transfer.
+Status staging_copy_in_pieces(Staging &stg, ExecStream &ex);
 
 // The op completed on the host (MPI_Wait / MPI_Test on its request, not a stream wait): copies
 // the received data into device memory now, on the calling thread. Idempotent.

@@ -11,6 +11,7 @@ Stream::Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<E
       trigger_(signal_pool().acquire()) {
   // Thresholds start above the word's current value (words are recycled, values only grow).
   last_threshold_ = load_trigger_base();
+  exec_fast_.store(exec_.get(), std::memory_order_release);
 }
 
 Stream::~Stream() {
@@ -21,6 +22,7 @@ Stream::~Stream() {
 void Stream::release_exec() {
   std::lock_guard<std::mutex> lk(exec_mu_);
   released_ = true;
+  exec_fast_.store(nullptr, std::memory_order_release);
   if (!exec_) return;
   Status st = exec_->synchronize();
   if (!st.is_ok()) MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
@@ -30,6 +32,9 @@ void Stream::release_exec() {
 uint64_t Stream::load_trigger_base() const { return __atomic_load_n(trigger_.word, __ATOMIC_ACQUIRE); }
 
 Status Stream::exec(ExecStream **out) {
+  // Enqueuing while another thread frees the stream is erroneous, so a pointer read here just
+  // before release_exec() is no worse than one returned by the locked path just before it.
+  if ((*out = exec_fast_.load(std::memory_order_acquire))) return {};
   std::lock_guard<std::mutex> lk(exec_mu_);
   if (released_)
     return make_status(MPI_ERR_ARG, "stream %llu was freed (MPIX_Stream_free)",
@@ -41,6 +46,7 @@ Status Stream::exec(ExecStream **out) {
     MPIX_TRY(host->open_stream(nullptr, TriggerMode::memop, &exec_));
     MPIX_LOG(debug, "stream", "stream %llu: made its host stream on first enqueue",
              static_cast<unsigned long long>(id_));
+    exec_fast_.store(exec_.get(), std::memory_order_release);
   }
   *out = exec_.get();
   return {};

@@ -64,6 +64,8 @@ class Stream {
   Backend *backend_;
   std::mutex exec_mu_;
   std::unique_ptr<ExecStream> exec_;
+  // exec_.get() once made, until released: exec()'s lock-free read on the enqueue path.
+  std::atomic<ExecStream *> exec_fast_{nullptr};
   bool released_ = false;  // guarded by exec_mu_
   std::mutex enqueue_mu_;
   uint64_t last_threshold_ = 0;

@@ -86,16 +86,18 @@ class ExecStream {
     (void)len_word;
     return false;
   }
-  // Stream-ordered copy of the first min(*@p len_word, @p max_bytes) bytes from @p src to
-  // @p dst, the length read when the stream runs the copy, not when it is enqueued: a staged
-  // receive copies only the bytes of the message that arrived, whose length the agent stores
-  // before it releases the stream. @p len_word lives in pinned host memory.
+  // Stream-ordered copy of the first min(*@p len_word - @p skip, @p max_bytes) bytes from
+  // @p src to @p dst (none if *@p len_word <= @p skip), the length read when the stream runs the
+  // copy, not when it is enqueued: a staged receive copies only the bytes of the message that
+  // arrived, whose length the agent stores before it releases the stream; @p skip is where
+  // @p dst lies in the message (a piece of a chunked one). @p len_word lives in pinned memory.
   virtual Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
-                                   const uint64_t *len_word) {
+                                   const uint64_t *len_word, uint64_t skip = 0) {
     (void)dst;
     (void)src;
     (void)max_bytes;
     (void)len_word;
+    (void)skip;
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "this stream cannot copy a length known only at run time");
   }

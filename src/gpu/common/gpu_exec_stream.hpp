@@ -199,10 +199,10 @@ class GpuExecStream final : public ExecStream {
   }
 
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
-                           const uint64_t *len_word) override {
+                           const uint64_t *len_word, uint64_t skip) override {
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
-    return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word);
+    return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word, skip);
   }
 
   Status synchronize() override { return Api::synchronize(s_); }

@@ -78,9 +78,11 @@ struct CudaApi {
   // Copies the blocks of @p runs (a table the kernel reads) from @p src to @p dst.
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);
-  // Copies the first min(*len_word, max_bytes) bytes, the length read when the kernel runs.
+  // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
+  // length read when the kernel runs.
   static Status copy_prefix_kernel(stream_t s, void *dst, const void *src,
-                                   std::size_t max_bytes, const uint64_t *len_word);
+                                   std::size_t max_bytes, const uint64_t *len_word,
+                                   uint64_t skip);
   // Loads mpix's kernels into the current device's context now (see DESIGN.md §7: a lazily
   // loaded kernel launched behind a closed stream wait can deadlock).
   static Status load_kernels();

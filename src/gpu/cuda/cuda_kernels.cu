@@ -54,8 +54,9 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
   __threadfence_system();
 }
 
-// A staged receive's copy into device memory: the first min(*len, max) bytes, the length read
-// when the kernel runs (the agent stored it before releasing the stream's completion wait).
+// A staged receive's copy into device memory: the first min(*len - skip, max) bytes, the length
+// read when the kernel runs (the agent stored it before releasing the stream's wait); skip is
+// where this piece starts in the message.
 // Grid-stride over words of W bytes (W divides dst - src); the bytes before dst's first
 // W-aligned address and after the last whole word go one by one.
 template <class W>
@@ -76,8 +77,9 @@ __device__ void copy_prefix_words(char *dst, const char *src, unsigned long long
 }
 
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
-                            const volatile unsigned long long *len) {
-  unsigned long long n = *len;
+                            const volatile unsigned long long *len, unsigned long long skip) {
+  const unsigned long long total = *len;
+  unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   const unsigned long long skew =
       reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
@@ -90,7 +92,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
 }  // namespace
 
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
-                                   const uint64_t *len_word) {
+                                   const uint64_t *len_word, uint64_t skip) {
   if (max_bytes == 0) return {};
   // About 16 KiB per block, at most 1024 blocks of 256 threads: enough loads in flight to keep
   // a host-to-device copy of many MiB near the link's bandwidth, one block for small messages.
@@ -98,7 +100,8 @@ Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::
   const unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
   copy_prefix<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
                                      max_bytes,
-                                     reinterpret_cast<const unsigned long long *>(len_word));
+                                     reinterpret_cast<const unsigned long long *>(len_word),
+                                     skip);
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }

@@ -64,9 +64,11 @@ struct HipApi {
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);
-  // Copies the first min(*len_word, max_bytes) bytes, the length read when the kernel runs.
+  // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
+  // length read when the kernel runs.
   static Status copy_prefix_kernel(stream_t s, void *dst, const void *src,
-                                   std::size_t max_bytes, const uint64_t *len_word);
+                                   std::size_t max_bytes, const uint64_t *len_word,
+                                   uint64_t skip);
   static Status load_kernels();
 };
 

@@ -25,6 +25,10 @@ class HostExecStream final : public ExecStream {
   Status wait_value(const uint64_t *word, uint64_t value) override {
     return check(mpix_host_stream_wait_value64(s_, word, value), "wait_value64");
   }
+  // One lock and one wake-up for the batch (a Waitall's waits) instead of one per operation.
+  Status batch(const StreamMemOp *ops, std::size_t n) override {
+    return check(host_stream_push_memops(s_, ops, n), "batch");
+  }
   Status launch_host(void (*fn)(void *), void *arg) override {
     return check(mpix_host_stream_launch(s_, fn, arg), "launch");
   }
@@ -72,20 +76,22 @@ class HostExecStream final : public ExecStream {
   }
   bool can_copy_prefix(const void *, const void *, const uint64_t *) override { return true; }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
-                           const uint64_t *len_word) override {
+                           const uint64_t *len_word, uint64_t skip) override {
     struct Copy {
       void *dst;
       const void *src;
       std::size_t max;
       const uint64_t *len;
+      uint64_t skip;
     };
-    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word});
+    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word, skip});
     int rc = mpix_host_stream_launch(
         s_,
         [](void *p) {
           std::unique_ptr<Copy> c(static_cast<Copy *>(p));
-          const uint64_t n = load_signal(c->len);  // read now, in stream order
-          std::memcpy(c->dst, c->src, n < c->max ? static_cast<std::size_t>(n) : c->max);
+          const uint64_t len = load_signal(c->len);  // read now, in stream order
+          const uint64_t n = len > c->skip ? len - c->skip : 0;
+          if (n) std::memcpy(c->dst, c->src, n < c->max ? static_cast<std::size_t>(n) : c->max);
         },
         c.get());
     if (rc == 0) c.release();  // the host function owns it now

@@ -1,9 +1,16 @@
 #pragma once
 
+#include <cstddef>
+
 #include "mpix/mpix_host_stream.h"
 
 namespace mpix {
 class Backend;
+struct StreamMemOp;
+// Enqueues @p n writes and waits on @p s under one lock and one wake-up of its worker (what
+// mpix_host_stream_write_value64 / wait_value64 do one at a time). MPI_ERR_ARG if @p s is not
+// live or a word is null.
+int host_stream_push_memops(mpix_host_stream_t s, const StreamMemOp *ops, std::size_t n);
 Backend *host_backend();
 // Whether @p s is a live host stream (a set lookup: never dereferences @p s).
 bool host_stream_is_live(mpix_host_stream_t s);

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "core/waiter.hpp"
+#include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
 
 struct mpix_host_stream_s {
@@ -38,6 +39,17 @@ struct mpix_host_stream_s {
       std::lock_guard<std::mutex> lk(mu);
       items.push_back(it);
       ++enqueued;
+    }
+    work_cv.notify_one();
+  }
+
+  void push_memops(const mpix::StreamMemOp *ops, std::size_t n) {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      for (std::size_t i = 0; i < n; ++i)
+        items.push_back({ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait,
+                         nullptr, nullptr, ops[i].word, ops[i].value});
+      enqueued += n;
     }
     work_cv.notify_one();
   }
@@ -106,6 +118,14 @@ bool is_live(mpix_host_stream_t s) {
 }  // namespace
 
 bool mpix::host_stream_is_live(mpix_host_stream_t s) { return is_live(s); }
+
+int mpix::host_stream_push_memops(mpix_host_stream_t s, const StreamMemOp *ops, std::size_t n) {
+  if (!is_live(s)) return MPI_ERR_ARG;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!ops[i].word) return MPI_ERR_ARG;
+  if (n) s->push_memops(ops, n);
+  return MPI_SUCCESS;
+}
 
 extern "C" {
 

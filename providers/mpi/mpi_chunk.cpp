@@ -1,0 +1,486 @@
+#include "providers/mpi/mpi_chunk.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include "core/comm_ctx.hpp"
+#include "core/log.hpp"
+#include "core/op.hpp"
+#include "core/settings.hpp"
+#include "core/staging.hpp"
+#include "core/stream.hpp"
+#include "core/waiter.hpp"
+
+namespace mpix {
+
+namespace {
+
+constexpr uint64_t kHeader = sizeof(ChunkHeader);
+
+MpiComm *chunk_comm(const Op &op) {
+  // Null when chunking is off; another provider's state when provider ofi lends its ops
+  // (collectives) to an embedded provider mpi.
+  return op.ctx && op.ctx->prov ? dynamic_cast<MpiComm *>(op.ctx->prov.get()) : nullptr;
+}
+
+uint64_t bytes_of(const MPI_Status &st) {
+  MPI_Status s = st;
+  MPI_Count n = 0;
+  if (MPI_Get_elements_x(&s, MPI_BYTE, &n) != MPI_SUCCESS || n < 0) return 0;
+  return static_cast<uint64_t>(n);
+}
+
+// Posts @p n bytes at @p a followed by @p hn bytes at @p b as one message (a derived datatype of
+// absolute addresses), so that a first piece needs no copy to put the header behind the data.
+Status two_block_type(const void *a, int n, const void *b, int hn, MPI_Datatype *out) {
+  MPI_Aint disp[2];
+  MPIX_MPI_CHECK(MPI_Get_address(a, &disp[0]));
+  MPIX_MPI_CHECK(MPI_Get_address(b, &disp[1]));
+  int lens[2] = {n, hn};
+  MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE};
+  MPIX_MPI_CHECK(MPI_Type_create_struct(2, lens, disp, types, out));
+  MPIX_MPI_CHECK(MPI_Type_commit(out));
+  return {};
+}
+
+// Completes what has completed of @p reqs; true once all have.
+Status test_all(std::vector<MPI_Request> &reqs, bool *all) {
+  int flag = 0;
+  *all = false;
+  if (reqs.empty()) {
+    *all = true;
+    return {};
+  }
+  MPIX_MPI_CHECK(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &flag,
+                             MPI_STATUSES_IGNORE));
+  *all = flag != 0;
+  return {};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Communicators.
+
+ChunkShared::~ChunkShared() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && priv != MPI_COMM_NULL) MPI_Comm_free(&priv);
+}
+
+Matcher::~Matcher() {
+  if (!held.empty())
+    MPIX_LOG(warn, "mpi", "a chunk-enabled communicator went away with %zu message(s) that no "
+             "mpix receive took", held.size());
+}
+
+Status chunk_comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) {
+  out->reset();
+  const long c = setting_long(Setting::staging_chunk);
+  long mine[2] = {c, -c}, agg[2] = {0, 0};
+  MPIX_MPI_CHECK(MPI_Allreduce(mine, agg, 2, MPI_LONG, MPI_MAX, comm));
+  if (agg[0] != -agg[1])
+    return make_status(MPI_ERR_ARG, "MPIX_STAGING_CHUNK differs across the ranks of the "
+                       "communicator (%ld here; between %ld and %ld): every rank must use the "
+                       "same value", c, -agg[1], agg[0]);
+  if (c < 0 || c > INT_MAX - static_cast<long>(kHeader))
+    return make_status(MPI_ERR_ARG, "MPIX_STAGING_CHUNK=%ld is out of range (0 .. %ld bytes)", c,
+                       static_cast<long>(INT_MAX - kHeader));
+  if (c == 0) return {};
+  auto sh = std::make_shared<ChunkShared>();
+  sh->chunk = static_cast<std::size_t>(c);
+  int rank = 0, *ub = nullptr, flag = 0;
+  MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  // A split, not a dup: a dup would copy the stream communicator's attributes (its stream).
+  MPIX_MPI_CHECK(MPI_Comm_split(comm, 0, rank, &sh->priv));
+  MPIX_MPI_CHECK(MPI_Comm_set_errhandler(sh->priv, MPI_ERRORS_RETURN));
+  MPIX_MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+  if (flag && ub) sh->tag_ub = *ub;
+  auto mc = std::make_unique<MpiComm>();
+  mc->matcher->shared = sh;
+  mc->shared = std::move(sh);
+  MPIX_LOG(debug, "mpi", "stream communicator with %ld-byte staging chunks", c);
+  *out = std::move(mc);
+  return {};
+}
+
+Status chunk_comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) {
+  out->reset();
+  if (!old) return {};
+  auto mc = std::make_unique<MpiComm>();
+  mc->shared = static_cast<const MpiComm *>(old)->shared;
+  mc->matcher->shared = mc->shared;
+  *out = std::move(mc);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sends.
+
+struct ChunkSend {
+  Op *op = nullptr;
+  std::shared_ptr<ChunkShared> shared;
+  ChunkHeader hdr{};
+  const char *base = nullptr;
+  uint64_t pieces = 0, posted = 0;
+  int tag = 0;
+  std::vector<MPI_Request> reqs;
+
+  Status post_piece(uint64_t i) {
+    const uint64_t at = i * hdr.chunk;
+    const uint64_t n = hdr.total - at < hdr.chunk ? hdr.total - at : hdr.chunk;
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPIX_MPI_CHECK(MPI_Isend(base + at, static_cast<int>(n), MPI_BYTE, op->peer, tag,
+                             shared->priv, &r));
+    reqs.push_back(r);
+    ++posted;
+    return {};
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Receives.
+
+struct ChunkRecv {
+  Op *op = nullptr;
+  std::shared_ptr<ChunkShared> shared;
+  MPI_Status probe{};
+  enum class Phase { first, rest, plain } phase = Phase::plain;
+  bool contiguous = false;  // the receive is cap bytes at op->rbuf, in order
+  uint64_t cap = 0;         // bytes the receive can hold
+  uint64_t elem = 1;        // bytes per element of its datatype
+  uint64_t msg = 0;         // bytes of the message
+  uint64_t written = 0;     // bytes that reached the receive buffer
+  int err = MPI_SUCCESS;
+  ChunkHeader hdr{};
+  std::vector<char> temp;  // a first piece or a whole message that cannot go in place
+  bool unpack = false;     // temp holds the message; unpack it into the receive at the end
+  bool in_place = false;   // the pieces land in the receive buffer (a bounce buffer, if staged)
+  std::size_t arrived = 0; // pieces 1.. received, in order
+  std::vector<MPI_Request> reqs;
+
+  // Pieces complete in order as a rule; counts those done from the first, and tells a staged
+  // receive's stream (which copies piece i in once it is there) how far it may go.
+  Status test_pieces(bool *all) {
+    const std::size_t before = arrived;
+    while (arrived < reqs.size()) {
+      int flag = 0;
+      MPIX_MPI_CHECK(MPI_Test(&reqs[arrived], &flag, MPI_STATUS_IGNORE));
+      if (!flag) break;
+      ++arrived;
+    }
+    if (arrived != before && in_place && op->staging) {
+      MPIX_LOG(trace, "mpi", "chunked receive from %d: %zu of %zu pieces in place",
+               probe.MPI_SOURCE, arrived + 1, reqs.size() + 1);
+      staging_pieces_arrived(*op->staging, msg, arrived + 1);
+    }
+    *all = arrived == reqs.size();
+    return {};
+  }
+
+  Status unpack_temp(uint64_t n) {
+    int pos = 0;
+    const MPI_Count elems = static_cast<MPI_Count>(n / elem);
+    if (elems > 0)
+      MPIX_MPI_CHECK(MPI_Unpack(temp.data(), static_cast<int>(n), &pos, op->rbuf,
+                                static_cast<int>(elems), op->dt, MPI_COMM_SELF));
+    written = n;
+    return {};
+  }
+
+  // The first piece arrived: a chunked message, or a plain one of exactly C + 32 bytes.
+  Status first_done() {
+    const std::size_t c = shared->chunk;
+    const char *h = contiguous ? reinterpret_cast<const char *>(&hdr) : temp.data() + c;
+    ChunkHeader got;
+    std::memcpy(&got, h, sizeof got);
+    const bool chunked = got.magic == kChunkMagic && got.chunk == c && got.total > c;
+    if (!chunked) {
+      msg = c + kHeader;
+      if (msg > cap) {
+        err = MPI_ERR_TRUNCATE;
+        written = contiguous ? c : 0;
+      } else if (contiguous) {
+        std::memcpy(static_cast<char *>(op->rbuf) + c, &hdr, kHeader);
+        written = msg;
+      } else {
+        MPIX_TRY(unpack_temp(msg));
+      }
+      phase = Phase::plain;
+      return {};
+    }
+    msg = got.total;
+    const uint64_t pieces = (got.total + c - 1) / c;
+    const int tag = static_cast<int>(got.seq % (static_cast<uint64_t>(shared->tag_ub) + 1));
+    char *dst = nullptr;
+    if (msg > cap) {
+      // Too long: take the pieces off the private communicator all the same, and drop them.
+      err = MPI_ERR_TRUNCATE;
+      written = contiguous ? c : 0;
+      temp.resize(msg);
+      dst = temp.data();
+    } else if (contiguous) {
+      dst = static_cast<char *>(op->rbuf);
+      in_place = true;
+      // Piece 0 is in place: a pipelined copy in may take it while the rest arrive.
+      if (op->staging) staging_pieces_arrived(*op->staging, msg, 1);
+    } else {
+      temp.resize(msg);  // the first piece's data stays where it is, at the start
+      dst = temp.data();
+      unpack = true;
+    }
+    phase = Phase::rest;
+    reqs.clear();
+    for (uint64_t i = 1; i < pieces; ++i) {
+      const uint64_t at = i * c, n = msg - at < c ? msg - at : c;
+      MPI_Request r = MPI_REQUEST_NULL;
+      // Pieces with one tag from one sender arrive in the order they were sent: the i-th
+      // receive posted gets piece i.
+      MPIX_MPI_CHECK(MPI_Irecv(dst + at, static_cast<int>(n), MPI_BYTE, probe.MPI_SOURCE, tag,
+                               shared->priv, &r));
+      reqs.push_back(r);
+    }
+    return {};
+  }
+
+  void finish() {
+    op->status = MPI_Status{};
+    op->status.MPI_SOURCE = probe.MPI_SOURCE;
+    op->status.MPI_TAG = probe.MPI_TAG;
+    op->status.MPI_ERROR = err;
+    MPI_Status_set_elements_x(&op->status, MPI_BYTE, static_cast<MPI_Count>(written));
+    MPI_Status_set_cancelled(&op->status, 0);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The engine.
+
+ChunkEngine::ChunkEngine() = default;
+ChunkEngine::~ChunkEngine() = default;
+
+bool ChunkEngine::takes(const Op &op) {
+  if (!chunk_comm(op)) return false;
+  if (op.kind == OpKind::recv) return op.peer != MPI_PROC_NULL;
+  return op.kind == OpKind::send && op.staging && staging_pieces(*op.staging) > 1;
+}
+
+Status ChunkEngine::fire(Op &op) {
+  MpiComm *mc = chunk_comm(op);
+  if (op.kind == OpKind::recv) return post_recv(op, *mc->matcher, mc->matcher);
+  auto s = std::make_unique<ChunkSend>();
+  s->op = &op;
+  s->shared = mc->shared;
+  s->pieces = staging_pieces(*op.staging);
+  MPI_Count size = 0;
+  MPIX_MPI_CHECK(MPI_Type_size_x(op.dt, &size));
+  const uint64_t seq = s->shared->next_seq[op.peer]++;
+  s->hdr = ChunkHeader{kChunkMagic, static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count),
+                       s->shared->chunk, seq};
+  s->tag = static_cast<int>(seq % (static_cast<uint64_t>(s->shared->tag_ub) + 1));
+  s->base = static_cast<const char *>(op.sbuf);  // the bounce buffer (a predefined datatype)
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPIX_TRY(two_block_type(s->base, static_cast<int>(s->hdr.chunk), &s->hdr,
+                          static_cast<int>(kHeader), &t));
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = MPI_Isend(MPI_BOTTOM, 1, t, op.peer, op.tag, op.comm, &r);
+  MPI_Type_free(&t);
+  if (rc != MPI_SUCCESS) return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
+  s->reqs.push_back(r);
+  s->posted = 1;
+  MPIX_LOG(trace, "mpi", "chunked send to %d, tag %d: %llu bytes in %llu pieces (sequence %llu)",
+           op.peer, op.tag, static_cast<unsigned long long>(s->hdr.total),
+           static_cast<unsigned long long>(s->pieces), static_cast<unsigned long long>(seq));
+  op.state.store(OpState::posted);
+  sends_.push_back(std::move(s));
+  return {};
+}
+
+Status ChunkEngine::post_recv(Op &op, Matcher &m, const std::shared_ptr<Matcher> &owner) {
+  m.comm = op.comm;
+  op.state.store(OpState::posted);
+  for (auto it = m.held.begin(); it != m.held.end(); ++it) {
+    const bool src = op.peer == MPI_ANY_SOURCE || op.peer == it->st.MPI_SOURCE;
+    const bool tag = op.tag == MPI_ANY_TAG || op.tag == it->st.MPI_TAG;
+    if (src && tag) {
+      Matcher::Held h = *it;
+      m.held.erase(it);
+      return start_recv(op, m, h.msg, h.st);
+    }
+  }
+  m.pending.push_back(&op);
+  if (!m.active) {
+    m.active = true;
+    matchers_.push_back(owner);
+  }
+  return {};
+}
+
+Status ChunkEngine::start_recv(Op &op, Matcher &m, MPI_Message msg, const MPI_Status &st) {
+  auto r = std::make_unique<ChunkRecv>();
+  r->op = &op;
+  r->shared = m.shared;
+  r->probe = st;
+  MPI_Count size = 0, tlb = 0, text = 0;
+  MPIX_MPI_CHECK(MPI_Type_size_x(op.dt, &size));
+  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
+  r->elem = size > 0 ? static_cast<uint64_t>(size) : 1;
+  r->cap = static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count);
+  // Bytes in memory in wire order: a predefined datatype without holes.
+  r->contiguous = !op.dt_owned && tlb == 0 && text == size;
+  const uint64_t bytes = bytes_of(st);
+  const std::size_t c = m.shared->chunk;
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (bytes == c + kHeader) {
+    r->phase = ChunkRecv::Phase::first;
+    if (r->contiguous && r->cap >= c) {
+      MPI_Datatype t = MPI_DATATYPE_NULL;
+      MPIX_TRY(two_block_type(op.rbuf, static_cast<int>(c), &r->hdr, static_cast<int>(kHeader),
+                              &t));
+      int rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &req);
+      MPI_Type_free(&t);
+      if (rc != MPI_SUCCESS) return mpi_status(rc, "MPI_Imrecv", __FILE__, __LINE__);
+    } else {
+      r->contiguous = false;
+      r->temp.resize(c + kHeader);
+      MPIX_MPI_CHECK(MPI_Imrecv(r->temp.data(), static_cast<int>(c + kHeader), MPI_BYTE, &msg,
+                                &req));
+    }
+  } else if (bytes <= r->cap) {
+    r->phase = ChunkRecv::Phase::plain;
+    r->msg = r->written = bytes;
+    MPIX_MPI_CHECK(MPI_Imrecv(op.rbuf, op.count, op.dt, &msg, &req));
+  } else {
+    // Too long for the receive: take it off the network, report MPI_ERR_TRUNCATE.
+    r->phase = ChunkRecv::Phase::plain;
+    r->msg = bytes;
+    r->err = MPI_ERR_TRUNCATE;
+    r->temp.resize(bytes);
+    MPIX_MPI_CHECK(MPI_Imrecv(r->temp.data(), static_cast<int>(bytes), MPI_BYTE, &msg, &req));
+  }
+  r->reqs.push_back(req);
+  recvs_.push_back(std::move(r));
+  return {};
+}
+
+// Takes every message that has arrived on @p m's communicator while receives are pending, each
+// to the earliest posted receive it matches (or held for a later one).
+bool ChunkEngine::probe(Matcher &m, std::vector<Op *> &done) {
+  bool any = false;
+  while (!m.pending.empty()) {
+    int flag = 0;
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    int rc = MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, m.comm, &flag, &msg, &st);
+    if (rc != MPI_SUCCESS) {
+      Op *op = m.pending.front();
+      m.pending.pop_front();
+      MPIX_LOG(error, "mpi", "MPI_Improbe failed (%d) for a receive from %d", rc, op->peer);
+      op->status = MPI_Status{};
+      op->status.MPI_ERROR = rc;
+      done.push_back(op);
+      return true;
+    }
+    if (!flag) break;
+    any = true;
+    auto it = m.pending.begin();
+    for (; it != m.pending.end(); ++it) {
+      const Op &o = **it;
+      if ((o.peer == MPI_ANY_SOURCE || o.peer == st.MPI_SOURCE) &&
+          (o.tag == MPI_ANY_TAG || o.tag == st.MPI_TAG))
+        break;
+    }
+    if (it == m.pending.end()) {
+      m.held.push_back(Matcher::Held{msg, st});
+      continue;
+    }
+    Op *op = *it;
+    m.pending.erase(it);
+    Status s = start_recv(*op, m, msg, st);
+    if (!s.is_ok()) {
+      MPIX_LOG(error, "mpi", "receiving a matched message: %s", s.what().c_str());
+      op->status = MPI_Status{};
+      op->status.MPI_SOURCE = st.MPI_SOURCE;
+      op->status.MPI_TAG = st.MPI_TAG;
+      op->status.MPI_ERROR = s.code();
+      done.push_back(op);
+    }
+  }
+  return any;
+}
+
+bool ChunkEngine::progress(std::vector<Op *> &done) {
+  bool any = false;
+  for (std::size_t i = 0; i < matchers_.size();) {
+    Matcher &m = *matchers_[i];
+    any |= probe(m, done);
+    if (m.pending.empty()) {
+      m.active = false;
+      matchers_[i] = std::move(matchers_.back());
+      matchers_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  for (std::size_t i = 0; i < sends_.size();) {
+    ChunkSend &s = *sends_[i];
+    Status st;
+    // Piece i goes once the stream has copied it out and written its threshold.
+    const uint64_t trig = load_signal(s.op->stream->trigger_word());
+    while (st.is_ok() && s.posted < s.pieces && reached(trig, s.op->threshold + s.posted)) {
+      st = s.post_piece(s.posted);
+      any = true;
+    }
+    bool all = false;
+    if (st.is_ok() && s.posted == s.pieces) st = test_all(s.reqs, &all);
+    if (!st.is_ok() || all) {
+      s.op->status = MPI_Status{};
+      s.op->status.MPI_SOURCE = s.op->peer;
+      s.op->status.MPI_TAG = s.op->tag;
+      s.op->status.MPI_ERROR = st.is_ok() ? MPI_SUCCESS : st.code();
+      if (!st.is_ok())
+        MPIX_LOG(error, "mpi", "chunked send to %d: %s", s.op->peer, st.what().c_str());
+      done.push_back(s.op);
+      sends_[i] = std::move(sends_.back());
+      sends_.pop_back();
+      any = true;
+      continue;
+    }
+    ++i;
+  }
+  for (std::size_t i = 0; i < recvs_.size();) {
+    ChunkRecv &r = *recvs_[i];
+    bool all = false;
+    Status st = r.phase == ChunkRecv::Phase::rest ? r.test_pieces(&all) : test_all(r.reqs, &all);
+    bool finished = !st.is_ok();
+    if (st.is_ok() && all) {
+      any = true;
+      if (r.phase == ChunkRecv::Phase::first) {
+        st = r.first_done();
+        finished = !st.is_ok() || r.phase == ChunkRecv::Phase::plain;
+      } else {
+        if (r.phase == ChunkRecv::Phase::rest && r.err == MPI_SUCCESS) {
+          if (r.unpack) st = r.unpack_temp(r.msg);
+          else r.written = r.msg;
+        }
+        finished = true;
+      }
+    }
+    if (finished) {
+      if (!st.is_ok()) {
+        MPIX_LOG(error, "mpi", "receive from %d: %s", r.probe.MPI_SOURCE, st.what().c_str());
+        r.err = st.code();
+      }
+      r.finish();
+      done.push_back(r.op);
+      recvs_[i] = std::move(recvs_.back());
+      recvs_.pop_back();
+      any = true;
+      continue;
+    }
+    ++i;
+  }
+  return any;
+}
+
+}  // namespace mpix
