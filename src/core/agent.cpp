@@ -1,6 +1,7 @@
 #include "core/agent.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -75,6 +76,8 @@ class Agent {
   bool run_pollers(bool *busy);
   bool fire_reached();
   void complete(Op *op);
+  bool copy_in_first(Op *op);
+  bool poll_copies_in();
   void profile_seen(Op *op);
 
   Provider *prov_;
@@ -87,6 +90,7 @@ class Agent {
   std::unordered_map<Stream *, Armed> armed_;
   std::size_t armed_count_ = 0;
   std::vector<Op *> done_;
+  std::vector<Op *> copying_in_;  // complete once their copy into device memory has run
   // MPIX_PROFILE: per stream, when its last completion word was written / trigger was seen.
   struct StreamTimes {
     uint64_t done = 0, seen = 0;
@@ -133,6 +137,31 @@ bool Agent::fire_reached() {
     uint64_t v = load_signal(a.trigger);
     while (!a.ops.empty() && reached(v, a.ops.front()->threshold)) {
       Op *op = a.ops.front();
+      // A small staged send is copied out of device memory by the agent first; the stream's
+      // later ops wait behind it, so that ops are posted in stream order.
+      if (op->staging && staging_on_agent(*op->staging)) {
+        if (!op->agent_copying) {
+          Status cs = staging_agent_copy_out(*op->staging);
+          if (!cs.is_ok()) {
+            MPIX_LOG(error, "agent", "copying a staged send out of device memory failed: %s",
+                     cs.what().c_str());
+            op->staging.reset();  // post nothing stale: fail the op below
+            a.ops.pop_front();
+            --armed_count_;
+            any = true;
+            op->state.store(OpState::triggered);
+            op->status.MPI_ERROR = cs.code();
+            op->status.MPI_SOURCE = op->peer;
+            op->status.MPI_TAG = op->tag;
+            complete(op);
+            continue;
+          }
+          op->agent_copying = true;
+          any = true;
+        }
+        if (!staging_agent_copied(*op->staging)) break;
+        op->agent_copying = false;
+      }
       a.ops.pop_front();
       --armed_count_;
       any = true;
@@ -165,7 +194,55 @@ void Agent::profile_seen(Op *op) {
   st.seen = t;
 }
 
+bool Agent::copy_in_first(Op *op) {
+  if (!op->staging || !staging_on_agent(*op->staging)) return false;
+  if (op->agent_copying) {
+    if (!staging_agent_copied(*op->staging)) return true;
+    op->agent_copying = false;
+    return false;
+  }
+  if (op->kind == OpKind::send || op->status.MPI_ERROR != MPI_SUCCESS) return false;
+  // A reduction's result fills its buffer; a receive's message may be shorter than it.
+  std::size_t bytes = SIZE_MAX;
+  if (op->kind == OpKind::recv) {
+    MPI_Count n = 0;
+    if (MPI_Get_elements_x(&op->status, MPI_BYTE, &n) != MPI_SUCCESS || n <= 0) return false;
+    bytes = static_cast<std::size_t>(n);
+  }
+  bool issued = false;
+  Status cs = staging_agent_copy_in(*op->staging, bytes, &issued);
+  if (!cs.is_ok()) {
+    MPIX_LOG(error, "agent", "copying a staged receive into device memory failed: %s",
+             cs.what().c_str());
+    op->status.MPI_ERROR = cs.code();
+    return false;
+  }
+  if (!issued) return false;
+  op->agent_copying = true;
+  copying_in_.push_back(op);
+  return true;
+}
+
+bool Agent::poll_copies_in() {
+  bool any = false;
+  for (std::size_t i = 0; i < copying_in_.size();) {
+    Op *op = copying_in_[i];
+    if (!staging_agent_copied(*op->staging)) {
+      ++i;
+      continue;
+    }
+    copying_in_[i] = copying_in_.back();
+    copying_in_.pop_back();
+    op->agent_copying = false;
+    complete(op);
+    any = true;
+  }
+  return any;
+}
+
 void Agent::complete(Op *op) {
+  // A small staged receive: the data goes into device memory before the completion word.
+  if (copy_in_first(op)) return;
   const uint64_t t_complete = profile_enabled() ? profile_now_ns() : 0;
   op->state.store(OpState::complete);
   // Only now may the enqueuing side see kOpCompleted; it then copies the status itself.
@@ -201,13 +278,14 @@ void Agent::run() {
     done_.clear();
     progress |= prov_->progress(done_);
     for (Op *op : done_) complete(op);
+    progress |= poll_copies_in();
     bool pollers_busy = false;
     progress |= run_pollers(&pollers_busy);
     if (progress) {
       backoff.reset();
       continue;
     }
-    if (armed_count_ == 0 && !prov_->busy() && !pollers_busy) {
+    if (armed_count_ == 0 && !prov_->busy() && !pollers_busy && copying_in_.empty()) {
       // Idle: nothing can happen until a new op arrives, which notifies while asleep_ is set.
       // Set, then look again (both seq_cst, as in submit): either this load sees an op pushed
       // meanwhile, or its submitter sees asleep_ and notifies, which ends the wait at once.

@@ -111,6 +111,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   if (st.is_ok())
     st = staging_setup(*op, *be, prov->caps().device_memory,
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
+  if (st.is_ok() && op->staging && !queued) staging_use_agent(*op->staging, ex->device());
   if (st.is_ok() && request) st = request_start(op);
   if (!st.is_ok()) {
     discard(op);

@@ -128,6 +128,10 @@ struct Staging {
   std::atomic<bool> copied_in{false};
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy-in is queued
   uint64_t release_value = 0;
+  // Small dense messages: the agent copies, not the stream (staging_use_agent).
+  bool on_agent = false;
+  int agent_dev = -1;
+  uint64_t agent_ticket = 0;  // the agent's last copy of this op
 
   ~Staging() {
     for (int i = 0; i < nbufs; ++i) pool().release(bufs[i], release_word, release_value);
@@ -225,6 +229,7 @@ std::size_t staging_chunk(const Staging &stg) { return stg.chunk; }
 
 Status staging_copy_out(Staging &stg, ExecStream &ex, uint64_t *trigger_word,
                         uint64_t first_threshold) {
+  if (stg.on_agent) return {};
   if (stg.pieces > 1) {
     const Staging::Copy &c = stg.out[0];
     for (uint64_t i = 0; i < stg.pieces; ++i) {
@@ -289,7 +294,7 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
                        uint64_t next_threshold) {
   // Claimed once: a host MPI_Wait / MPI_Test on the request after this (a queue request stays
   // user-visible) must not copy again, over what later stream work wrote to the buffer.
-  if (!stg.has_in || stg.copied_in.exchange(true)) return {};
+  if (stg.on_agent || !stg.has_in || stg.copied_in.exchange(true)) return {};
   const Staging::Copy &c = stg.in;
   // A pipelined receive was copied in piece by piece (staging_copy_in_pieces) before its wait.
   if (stg.clip && !stg.pipelined)
@@ -311,6 +316,45 @@ Status staging_copy_in_on_host(Staging &stg) {
   }
   return c.runs ? stg.be->copy_runs_sync(c.user, c.bounce, c.runs, c.nruns)
                 : stg.be->copy_sync(c.user, c.bounce, c.bytes);
+}
+
+void staging_use_agent(Staging &stg, int device) {
+  static const long most = setting_long(Setting::agent_copy_max);
+  // A chunked send keeps the stream's piece-by-piece copies, each followed by its trigger.
+  if (most == 0 || stg.pieces > 1) return;
+  auto small = [&](const Staging::Copy &c) {
+    return !c.runs && (most < 0 || c.bytes <= static_cast<std::size_t>(most));
+  };
+  for (int i = 0; i < stg.nout; ++i)
+    if (!small(stg.out[i])) return;
+  if (stg.has_in && !small(stg.in)) return;
+  stg.on_agent = true;
+  stg.agent_dev = device;
+}
+
+bool staging_on_agent(const Staging &stg) { return stg.on_agent; }
+
+Status staging_agent_copy_out(Staging &stg) {
+  for (int i = 0; i < stg.nout; ++i) {
+    const Staging::Copy &c = stg.out[i];
+    MPIX_TRY(stg.be->agent_copy(stg.agent_dev, c.bounce, c.user, c.bytes, &stg.agent_ticket));
+  }
+  return {};
+}
+
+Status staging_agent_copy_in(Staging &stg, std::size_t received, bool *issued) {
+  *issued = false;
+  if (!stg.has_in || stg.copied_in.exchange(true)) return {};
+  const Staging::Copy &c = stg.in;
+  const std::size_t n = received < c.bytes ? received : c.bytes;
+  if (n == 0) return {};
+  MPIX_TRY(stg.be->agent_copy(stg.agent_dev, c.user, c.bounce, n, &stg.agent_ticket));
+  *issued = true;
+  return {};
+}
+
+bool staging_agent_copied(const Staging &stg) {
+  return stg.be->agent_copy_done(stg.agent_dev, stg.agent_ticket);
 }
 
 StagingPoolStats staging_pool_stats() { return pool().stats(); }

@@ -89,6 +89,25 @@ Status staging_copy_in_pieces(Staging &stg, ExecStream &ex);
 // the received data into device memory now, on the calling thread. Idempotent.
 Status staging_copy_in_on_host(Staging &stg);
 
+// Dense messages (every copy dense; at most MPIX_AGENT_COPY_MAX bytes if set): the agent thread
+// copies instead of the stream, on the backend's side stream (Backend::agent_copy): out of
+// device memory when the stream's trigger fires (the stream has run everything before it),
+// into device memory when the message has arrived, before the completion word is written (so
+// the stream's wait releases with the data in place), and only the bytes that arrived. The
+// user's stream then carries no copy at all: each copy engine operation in a stream's chain
+// costs several microseconds of stream time (docs/results-gpu.md), a host-issued one about a
+// third of that. Call after staging_setup for ops that are not queue ops (a queue op copies
+// out at its start). @p device: the stream's device (-1 for a host stream).
+void staging_use_agent(Staging &stg, int device);
+bool staging_on_agent(const Staging &stg);
+// Agent thread: issue the copies out of device memory (before the op is posted).
+Status staging_agent_copy_out(Staging &stg);
+// Agent thread: issue the copy of the @p received bytes into device memory; *@p issued says
+// whether there was anything to copy (nothing if a host wait already copied it).
+Status staging_agent_copy_in(Staging &stg, std::size_t received, bool *issued);
+// Agent thread: have the copies issued so far run?
+bool staging_agent_copied(const Staging &stg);
+
 // Bounce buffers held by the pool (free or waiting for their stream) and in use, for tests.
 struct StagingPoolStats {
   std::size_t cached = 0;

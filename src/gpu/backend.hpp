@@ -105,6 +105,8 @@ class ExecStream {
   virtual Status synchronize() = 0;
   virtual TriggerMode trigger_mode() const = 0;
   virtual void *native() const = 0;
+  // The device the stream belongs to; -1 for a host stream.
+  virtual int device() const { return -1; }
 };
 
 class Backend {
@@ -135,6 +137,23 @@ class Backend {
                     runs[i].len);
       }
     return {};
+  }
+  // A copy the agent thread issues for a small staged message (core/staging.hpp), outside every
+  // user stream, on the backend's side stream of @p device (-1: the calling thread's current
+  // device). Returns at once with a ticket; agent_copy_done(@p device, ticket) tells when this
+  // copy and every earlier one of that device have run. Called from the agent thread only.
+  // The default copies on the calling thread (host memory only) and is done at once.
+  virtual Status agent_copy(int device, void *dst, const void *src, std::size_t bytes,
+                            uint64_t *ticket) {
+    (void)device;
+    std::memcpy(dst, src, bytes);
+    *ticket = 0;
+    return {};
+  }
+  virtual bool agent_copy_done(int device, uint64_t ticket) {
+    (void)device;
+    (void)ticket;
+    return true;
   }
   // One-line description for mpix_info (devices, versions, what was found).
   virtual std::string describe() const = 0;

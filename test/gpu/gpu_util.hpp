@@ -80,7 +80,12 @@ class GpuBuf {
   template <class T>
   T *as() const { return static_cast<T *>(p_); }
   // Host <-> buffer copies for setting up and checking (the test's streams are idle then).
-  void upload(const void *src, std::size_t n) { CUDA_REQUIRE(cudaMemcpy(p_, src, n, cudaMemcpyDefault)); }
+  // cudaMemcpy from pageable memory may return before its DMA has landed, and the tests'
+  // streams are non-blocking (not ordered after the legacy stream): wait for it here.
+  void upload(const void *src, std::size_t n) {
+    CUDA_REQUIRE(cudaMemcpy(p_, src, n, cudaMemcpyDefault));
+    CUDA_REQUIRE(cudaStreamSynchronize(cudaStreamLegacy));
+  }
   void download(void *dst, std::size_t n) const {
     CUDA_REQUIRE(cudaMemcpy(dst, p_, n, cudaMemcpyDefault));
   }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/log.hpp"
+#include "core/signal_pool.hpp"
+#include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/common/gpu_exec_stream.hpp"
 #include "gpu/common/signal_map.hpp"
@@ -79,6 +81,48 @@ class GpuBackend final : public Backend {
     return Api::synchronize(s);
   }
 
+  Status agent_copy(int device, void *dst, const void *src, std::size_t bytes,
+                    uint64_t *ticket) override {
+    MPIX_TRY(start());
+    if (device < 0) MPIX_TRY(Api::get_device(&device));
+    if (device >= static_cast<int>(side_.size()))
+      return make_status(MPI_ERR_OTHER, "%s device %d is out of range", Api::kName, device);
+    MPIX_TRY(prepare_device(device));
+    DeviceGuard<Api> g(device);
+    MPIX_TRY(g.status());
+    Side &sd = side_[device];
+    if (!sd.ex) {
+      stream_t s{};
+      MPIX_TRY(Api::stream_create_private(&s));
+      // Completion is a signal word the agent polls: a stream memory write where the device
+      // has them (no runtime call in the agent's poll loop).
+      const TriggerMode m = devices_[device].memops ? TriggerMode::memop
+                            : Api::kHasKernels      ? TriggerMode::kernel
+                                                    : TriggerMode::hostfn;
+      sd.ex.reset(new GpuExecStream<Api>(s, device, m, &signals_));
+      sd.word = signal_pool().acquire();
+      sd.issued = load_signal(sd.word.word);
+    }
+    const auto s = static_cast<stream_t>(sd.ex->native());
+    MPIX_TRY(Api::copy_async(dst, src, bytes, s));
+    if (bytes <= kAgentSyncCopyMax) {
+      // A small copy is waited for here: a few microseconds of the agent thread, against a
+      // second runtime call (the completion write) and the poll when done asynchronously.
+      MPIX_TRY(Api::synchronize(s));
+      *ticket = sd.issued;  // reached: the stream ran everything issued before too
+      return {};
+    }
+    MPIX_TRY(sd.ex->write_value(sd.word.word, sd.issued + 1));
+    *ticket = ++sd.issued;
+    return {};
+  }
+
+  bool agent_copy_done(int device, uint64_t ticket) override {
+    if (device < 0 && !Api::get_device(&device).is_ok()) return false;
+    const Side &sd = side_[device];
+    return !sd.ex || reached(load_signal(sd.word.word), ticket);
+  }
+
   std::string describe() const override {
     std::string d = std::string(Api::kName) + ": " + Api::versions() + "; ";
     char buf[64];
@@ -98,6 +142,15 @@ class GpuBackend final : public Backend {
   struct PrivateStream {
     bool made = false;
     stream_t s{};
+  };
+  // The agent's copies of a device (agent_copy): a private stream and the word its copies'
+  // completions are counted on. Used by the agent thread only; never destroyed (copies may be
+  // in flight at exit).
+  static constexpr std::size_t kAgentSyncCopyMax = 64 * 1024;
+  struct Side {
+    std::unique_ptr<GpuExecStream<Api>> ex;
+    SignalWord word;
+    uint64_t issued = 0;
   };
 
   // The current device's stream for blocking copies, made on first use.
@@ -124,6 +177,7 @@ class GpuBackend final : public Backend {
     for (int i = 0; i < n; ++i) MPIX_TRY(Api::device_info(i, &devices_[i]));
     per_device_.resize(devices_.size());
     private_.resize(devices_.size());
+    side_.resize(devices_.size());
     return {};
   }
 
@@ -149,6 +203,7 @@ class GpuBackend final : public Backend {
   std::mutex mu_;
   std::vector<PerDevice> per_device_;
   std::vector<PrivateStream> private_;
+  std::vector<Side> side_;  // sized once started
   bool signals_attached_ = false;
   SignalMap<Api> signals_;
 };

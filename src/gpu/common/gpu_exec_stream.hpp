@@ -208,7 +208,7 @@ class GpuExecStream final : public ExecStream {
   Status synchronize() override { return Api::synchronize(s_); }
   TriggerMode trigger_mode() const override { return mode_; }
   void *native() const override { return static_cast<void *>(s_); }
-  int device() const { return device_; }
+  int device() const override { return device_; }
 
  private:
   stream_t s_;
