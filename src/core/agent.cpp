@@ -141,6 +141,7 @@ bool Agent::fire_reached() {
       // later ops wait behind it, so that ops are posted in stream order.
       if (op->staging && staging_on_agent(*op->staging)) {
         if (!op->agent_copying) {
+          if (profile_enabled()) op->t_copy = profile_now_ns();
           Status cs = staging_agent_copy_out(*op->staging);
           if (!cs.is_ok()) {
             MPIX_LOG(error, "agent", "copying a staged send out of device memory failed: %s",
@@ -161,6 +162,7 @@ bool Agent::fire_reached() {
         }
         if (!staging_agent_copied(*op->staging)) break;
         op->agent_copying = false;
+        if (op->t_copy) profile_record(ProfileStage::copy_out, profile_now_ns() - op->t_copy);
       }
       a.ops.pop_front();
       --armed_count_;
@@ -210,6 +212,7 @@ bool Agent::copy_in_first(Op *op) {
     bytes = static_cast<std::size_t>(n);
   }
   bool issued = false;
+  if (profile_enabled()) op->t_copy = profile_now_ns();
   Status cs = staging_agent_copy_in(*op->staging, bytes, &issued);
   if (!cs.is_ok()) {
     MPIX_LOG(error, "agent", "copying a staged receive into device memory failed: %s",
@@ -234,6 +237,7 @@ bool Agent::poll_copies_in() {
     copying_in_[i] = copying_in_.back();
     copying_in_.pop_back();
     op->agent_copying = false;
+    if (op->t_copy) profile_record(ProfileStage::copy_in, profile_now_ns() - op->t_copy);
     complete(op);
     any = true;
   }

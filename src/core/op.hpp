@@ -75,6 +75,7 @@ struct Op {
   MPI_Request prov_req = MPI_REQUEST_NULL;      // provider mpi: the underlying request
   uint64_t seq = 0;                             // creation order, for reports
   uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (core/profile.hpp)
+  uint64_t t_copy = 0;                          // MPIX_PROFILE: agent staging copy issued
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
   Op *submit_next = nullptr;                    // the agent's incoming stack (agent.cpp)
 };

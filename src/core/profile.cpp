@@ -42,7 +42,9 @@ void profile_report() {
       "agent post (trigger seen -> provider posted)",
       "network (posted -> provider reports complete)",
       "completion (complete -> completion word written)",
-      "stream turnaround (completion written -> next trigger seen)"};
+      "stream turnaround (completion written -> next trigger seen)",
+      "agent copy out of device memory (issued -> done)",
+      "agent copy into device memory (issued -> done)"};
   int rank = -1;
   if (const char *r = std::getenv("OMPI_COMM_WORLD_RANK")) rank = std::atoi(r);
   else if (const char *p = std::getenv("PMI_RANK")) rank = std::atoi(p);

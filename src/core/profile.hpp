@@ -10,7 +10,7 @@
 
 namespace mpix {
 
-enum class ProfileStage { post, network, complete, turnaround, count_ };
+enum class ProfileStage { post, network, complete, turnaround, copy_out, copy_in, count_ };
 
 bool profile_enabled();
 uint64_t profile_now_ns();
