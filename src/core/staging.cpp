@@ -132,6 +132,7 @@ struct Staging {
   bool on_agent = false;
   int agent_dev = -1;
   uint64_t agent_ticket = 0;  // the agent's last copy of this op
+  std::size_t agent_in = 0;   // bytes of a chunked receive the agent has copied in so far
 
   ~Staging() {
     for (int i = 0; i < nbufs; ++i) pool().release(bufs[i], release_word, release_value);
@@ -271,6 +272,21 @@ void staging_received(Staging &stg, const MPI_Status &st) {
 }
 
 void staging_pieces_arrived(Staging &stg, uint64_t len, uint64_t pieces) {
+  if (stg.on_agent && stg.recv_chunk && stg.has_in) {
+    // The agent copies in: each piece as it arrives, overlapping the later pieces' transfer;
+    // staging_agent_copy_in copies what is left at completion.
+    const Staging::Copy &c = stg.in;
+    uint64_t upto = pieces * stg.recv_chunk;
+    if (upto > len) upto = len;
+    if (upto > c.bytes) upto = c.bytes;
+    if (upto <= stg.agent_in) return;
+    Status st = stg.be->agent_copy(stg.agent_dev, c.user + stg.agent_in, c.bounce + stg.agent_in,
+                                   static_cast<std::size_t>(upto) - stg.agent_in,
+                                   &stg.agent_ticket);
+    if (st.is_ok()) stg.agent_in = static_cast<std::size_t>(upto);
+    else MPIX_LOG(warn, "stream", "copying a piece in (left for the end): %s", st.what().c_str());
+    return;
+  }
   if (!stg.pipelined) return;
   store_signal(stg.len_word, len);  // before the pieces it covers are released
   store_signal(stg.piece_word, pieces);
@@ -347,8 +363,11 @@ Status staging_agent_copy_in(Staging &stg, std::size_t received, bool *issued) {
   if (!stg.has_in || stg.copied_in.exchange(true)) return {};
   const Staging::Copy &c = stg.in;
   const std::size_t n = received < c.bytes ? received : c.bytes;
-  if (n == 0) return {};
-  MPIX_TRY(stg.be->agent_copy(stg.agent_dev, c.user, c.bounce, n, &stg.agent_ticket));
+  // Pieces of a chunked message copied in as they arrived: wait for those copies too.
+  *issued = stg.agent_in > 0;
+  if (n <= stg.agent_in) return {};
+  MPIX_TRY(stg.be->agent_copy(stg.agent_dev, c.user + stg.agent_in, c.bounce + stg.agent_in,
+                              n - stg.agent_in, &stg.agent_ticket));
   *issued = true;
   return {};
 }

@@ -74,7 +74,7 @@ void staging_received(Staging &stg, const MPI_Status &st);
 
 // Chunked receives (providers/mpi/mpi_chunk.hpp), agent thread: the message is @p len bytes
 // and its first @p pieces pieces are in the bounce buffer. Lets a pipelined copy in (below)
-// go on; no-op otherwise.
+// go on, or, where the agent copies (staging_use_agent), copies those pieces in now.
 void staging_pieces_arrived(Staging &stg, uint64_t len, uint64_t pieces);
 
 // A receive on a chunk-enabled communicator whose stream copies in piece by piece: the stream
