@@ -18,6 +18,9 @@ struct Op;
 struct ProviderCaps {
   bool native_triggers = false;  // arm() posts the op; fire() is a counter increment
   bool device_memory = false;    // can read/write GPU memory without staging
+  // Staged buffers may be copied by the agent thread around fire() and completion
+  // (core/staging.hpp, MPIX_AGENT_COPY_MAX); otherwise the stream copies them.
+  bool agent_copies = false;
 };
 
 // Per-communicator provider state (addresses, context ids). Made collectively in comm_open.

@@ -16,7 +16,11 @@ namespace mpix {
 class MpiProvider final : public Provider {
  public:
   const char *name() const override { return "mpi"; }
-  ProviderCaps caps() const override { return {}; }
+  ProviderCaps caps() const override {
+    ProviderCaps c;
+    c.agent_copies = true;
+    return c;
+  }
   Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override {
     return chunk_comm_open(comm, out);
   }
