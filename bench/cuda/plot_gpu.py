@@ -29,6 +29,8 @@ def main():
         xs = [r["size"] for r in d["results"]]
         ys = [r[metric] for r in d["results"]]
         label = d["mode"] + (" (kernel writes)" if "writekernel" in os.path.basename(p) else "")
+        if len({json.load(open(q)).get("buffers") for q in paths}) > 1:
+            label += ", " + d.get("buffers", "?")  # several placements in one plot
         ax.plot(xs, ys, marker="o", markersize=3, label=label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

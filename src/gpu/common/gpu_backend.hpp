@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/log.hpp"
+#include "core/settings.hpp"
 #include "core/signal_pool.hpp"
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
@@ -105,7 +106,8 @@ class GpuBackend final : public Backend {
     }
     const auto s = static_cast<stream_t>(sd.ex->native());
     MPIX_TRY(Api::copy_async(dst, src, bytes, s));
-    if (bytes <= kAgentSyncCopyMax) {
+    static const long sync_max = setting_long(Setting::agent_copy_sync_max);
+    if (sync_max > 0 && bytes <= static_cast<std::size_t>(sync_max)) {
       // A small copy is waited for here: a few microseconds of the agent thread, against a
       // second runtime call (the completion write) and the poll when done asynchronously.
       MPIX_TRY(Api::synchronize(s));
@@ -146,7 +148,6 @@ class GpuBackend final : public Backend {
   // The agent's copies of a device (agent_copy): a private stream and the word its copies'
   // completions are counted on. Used by the agent thread only; never destroyed (copies may be
   // in flight at exit).
-  static constexpr std::size_t kAgentSyncCopyMax = 64 * 1024;
   struct Side {
     std::unique_ptr<GpuExecStream<Api>> ex;
     SignalWord word;
