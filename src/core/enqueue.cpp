@@ -239,6 +239,11 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
       if (old & kOpCompleted) {
         // Already complete: the agent will not touch the status or the request again.
         if (op->user_status) *op->user_status = op->status;
+        // The agent may not have called MPI_Grequest_complete yet; Open MPI then runs free_fn
+        // there, and the agent drops the last reference and deletes the op. Open MPI's own
+        // locking orders that after this thread's use of the op, invisibly to ThreadSanitizer;
+        // a release on refs orders it in C++ terms too (op_unref's fetch_sub acquires).
+        op->refs.fetch_add(0, std::memory_order_release);
         request_free(op);
       }
     }
