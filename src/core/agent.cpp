@@ -76,6 +76,7 @@ class Agent {
   bool run_pollers(bool *busy);
   bool fire_reached();
   void complete(Op *op);
+  void finish(Op *op);
   bool copy_in_first(Op *op);
   bool poll_copies_in();
   void profile_seen(Op *op);
@@ -137,32 +138,21 @@ bool Agent::fire_reached() {
     uint64_t v = load_signal(a.trigger);
     while (!a.ops.empty() && reached(v, a.ops.front()->threshold)) {
       Op *op = a.ops.front();
-      // A small staged send is copied out of device memory by the agent first; the stream's
-      // later ops wait behind it, so that ops are posted in stream order.
+      // A staged send the agent copies (core/staging.hpp) is copied out of device memory
+      // first; the stream's later ops wait behind it, so that ops are posted in stream order.
+      Status st;
       if (op->staging && staging_on_agent(*op->staging)) {
         if (!op->agent_copying) {
           if (profile_enabled()) op->t_copy = profile_now_ns();
-          Status cs = staging_agent_copy_out(*op->staging);
-          if (!cs.is_ok()) {
-            MPIX_LOG(error, "agent", "copying a staged send out of device memory failed: %s",
-                     cs.what().c_str());
-            op->staging.reset();  // post nothing stale: fail the op below
-            a.ops.pop_front();
-            --armed_count_;
-            any = true;
-            op->state.store(OpState::triggered);
-            op->status.MPI_ERROR = cs.code();
-            op->status.MPI_SOURCE = op->peer;
-            op->status.MPI_TAG = op->tag;
-            complete(op);
-            continue;
-          }
-          op->agent_copying = true;
+          st = staging_agent_copy_out(*op->staging);
+          op->agent_copying = st.is_ok();
           any = true;
         }
-        if (!staging_agent_copied(*op->staging)) break;
-        op->agent_copying = false;
-        if (op->t_copy) profile_record(ProfileStage::copy_out, profile_now_ns() - op->t_copy);
+        if (op->agent_copying) {
+          if (!staging_agent_copied(*op->staging)) break;
+          op->agent_copying = false;
+          if (op->t_copy) profile_record(ProfileStage::copy_out, profile_now_ns() - op->t_copy);
+        }
       }
       a.ops.pop_front();
       --armed_count_;
@@ -170,7 +160,7 @@ bool Agent::fire_reached() {
       op->state.store(OpState::triggered);
       const bool prof = profile_enabled();
       if (prof) profile_seen(op);
-      Status st = prov_->fire(*op);
+      if (st.is_ok()) st = prov_->fire(*op);  // a failed copy out posts nothing
       if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
         MPIX_LOG(error, "agent", "posting %s to peer %d failed: %s", op_kind_name(op->kind),
@@ -198,11 +188,6 @@ void Agent::profile_seen(Op *op) {
 
 bool Agent::copy_in_first(Op *op) {
   if (!op->staging || !staging_on_agent(*op->staging)) return false;
-  if (op->agent_copying) {
-    if (!staging_agent_copied(*op->staging)) return true;
-    op->agent_copying = false;
-    return false;
-  }
   if (op->kind == OpKind::send || op->status.MPI_ERROR != MPI_SUCCESS) return false;
   // A reduction's result fills its buffer; a receive's message may be shorter than it.
   std::size_t bytes = SIZE_MAX;
@@ -221,7 +206,6 @@ bool Agent::copy_in_first(Op *op) {
     return false;
   }
   if (!issued) return false;
-  op->agent_copying = true;
   copying_in_.push_back(op);
   return true;
 }
@@ -236,17 +220,20 @@ bool Agent::poll_copies_in() {
     }
     copying_in_[i] = copying_in_.back();
     copying_in_.pop_back();
-    op->agent_copying = false;
     if (op->t_copy) profile_record(ProfileStage::copy_in, profile_now_ns() - op->t_copy);
-    complete(op);
+    finish(op);
     any = true;
   }
   return any;
 }
 
 void Agent::complete(Op *op) {
-  // A small staged receive: the data goes into device memory before the completion word.
-  if (copy_in_first(op)) return;
+  // A staged receive the agent copies: the data goes into device memory before the completion
+  // word (poll_copies_in finishes the op once the copy has run).
+  if (!copy_in_first(op)) finish(op);
+}
+
+void Agent::finish(Op *op) {
   const uint64_t t_complete = profile_enabled() ? profile_now_ns() : 0;
   op->state.store(OpState::complete);
   // Only now may the enqueuing side see kOpCompleted; it then copies the status itself.

@@ -70,7 +70,7 @@ struct Op {
   MPI_Status status{};                      // the result
 
   std::shared_ptr<Staging> staging;             // device buffers staged (core/staging.hpp)
-  bool agent_copying = false;                   // agent thread: its staging copy is in flight
+  bool agent_copying = false;                   // agent thread: its staging copy out is in flight
   void *prov = nullptr;                         // provider-private state
   MPI_Request prov_req = MPI_REQUEST_NULL;      // provider mpi: the underlying request
   uint64_t seq = 0;                             // creation order, for reports
