@@ -10,6 +10,12 @@ source .devdeps/on-device.sh
 export CUDA_MODULE_LOADING=EAGER OMPI_MCA_btl_vader_single_copy_mechanism=none
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*" | tee -a "$out/steps.log"; }
 { date -u; nvidia-smi -L; nproc; git log -1 --oneline 2>/dev/null; } > "$out/machine.txt" 2>&1
+# One GPU: the two ranks of each test share it, which needs CUDA MPS (without it they
+# time-slice the GPU; see ../shared/device/README.md).
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -eq 1 ]; then
+  nvidia-cuda-mps-control -d && log "CUDA MPS started (one GPU)"
+  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
 log configure
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIX_ENABLE_CUDA=ON \
   -DMPIX_ENABLE_HIP=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/configure.log" 2>&1 ||
