@@ -2,6 +2,22 @@
 // the first stream of its kind: finds the devices and what they support, maps the signal
 // pool, and loads mpix's kernels into each device's context before the first stream of that
 // device is used (DESIGN.md §7: lazy module loading can deadlock behind a closed stream wait).
+//
+// The rule for mpix's own GPU work (issue 13): it never runs on, or waits behind, the legacy
+// default stream, and nothing that completes an op needs a runtime call that can wait for a
+// user's stream. So:
+//  * every stream mpix makes is non-blocking (stream_create_private), and they are all made at
+//    the first stream of a device (prepare_device), on the user's thread inside
+//    MPIX_Stream_create, before any mpix wait can be pending on that device;
+//  * mpix copies only with asynchronous copies on those streams (the agent's copies, the host
+//    MPI_Wait copy-in), and waits for its own stream only (never the device, never stream 0);
+//  * the calls CUDA documents as implicitly synchronising and that mpix makes while user
+//    streams may wait: page-locked allocations (a new bounce buffer, core/staging.cpp; a new
+//    signal chunk's cudaHostRegister, signal_map.hpp). Implicit synchronisation orders them
+//    against blocking streams and the legacy stream only, on the device side; the host thread
+//    is not held, and mpix's non-blocking streams are not ordered behind them, so no op's
+//    completion depends on them. mpix frees no device or pinned memory while ops can be in
+//    flight (cudaFree / cudaFreeHost wait for the device): the pools are never shrunk.
 #pragma once
 
 #include <cstdio>
@@ -43,6 +59,14 @@ class GpuBackend final : public Backend {
       return make_status(MPI_ERR_ARG, "%s %p belongs to device %d, outside the %zu visible",
                          Api::kStreamType, native, dev, devices_.size());
     MPIX_TRY(prepare_device(dev));
+    {
+      DeviceGuard<Api> g(dev);
+      MPIX_TRY(g.status());
+      MPIX_TRY(Api::check_stream_context(s, private_[dev].s));
+    }
+    if (Api::is_default_stream(s))
+      MPIX_LOG(info, Api::kSubsys, "stream %p is a default stream of device %d: mpix issues its "
+               "work there with that device current, from the calling thread", native, dev);
     TriggerMode m = mode;
     if (m == TriggerMode::memop && !devices_[dev].memops) {
       m = Api::kHasKernels ? TriggerMode::kernel : TriggerMode::hostfn;
@@ -91,19 +115,7 @@ class GpuBackend final : public Backend {
     MPIX_TRY(prepare_device(device));
     DeviceGuard<Api> g(device);
     MPIX_TRY(g.status());
-    Side &sd = side_[device];
-    if (!sd.ex) {
-      stream_t s{};
-      MPIX_TRY(Api::stream_create_private(&s));
-      // Completion is a signal word the agent polls: a stream memory write where the device
-      // has them (no runtime call in the agent's poll loop).
-      const TriggerMode m = devices_[device].memops ? TriggerMode::memop
-                            : Api::kHasKernels      ? TriggerMode::kernel
-                                                    : TriggerMode::hostfn;
-      sd.ex.reset(new GpuExecStream<Api>(s, device, m, &signals_));
-      sd.word = signal_pool().acquire();
-      sd.issued = load_signal(sd.word.word);
-    }
+    Side &sd = side_[device];  // made by prepare_device
     const auto s = static_cast<stream_t>(sd.ex->native());
     MPIX_TRY(Api::copy_async(dst, src, bytes, s));
     static const long sync_max = setting_long(Setting::agent_copy_sync_max);
@@ -154,24 +166,21 @@ class GpuBackend final : public Backend {
     uint64_t issued = 0;
   };
 
-  // The current device's stream for blocking copies, made on first use.
+  // The current device's stream for blocking copies (made by prepare_device).
   Status private_stream(stream_t *out) {
     MPIX_TRY(start());
     int dev = 0;
     MPIX_TRY(Api::get_device(&dev));
-    std::lock_guard<std::mutex> lk(mu_);
     if (dev < 0 || dev >= static_cast<int>(private_.size()))
       return make_status(MPI_ERR_OTHER, "current %s device %d is out of range", Api::kName, dev);
-    if (!private_[dev].made) {
-      MPIX_TRY(Api::stream_create_private(&private_[dev].s));
-      private_[dev].made = true;
-    }
+    MPIX_TRY(prepare_device(dev));
     *out = private_[dev].s;
     return {};
   }
 
   Status do_start() {
     MPIX_TRY(Api::init());
+    Api::check_module_loading();
     int n = 0;
     MPIX_TRY(Api::device_count(&n));
     devices_.resize(static_cast<std::size_t>(n));
@@ -182,8 +191,9 @@ class GpuBackend final : public Backend {
     return {};
   }
 
-  // First stream of device @p dev: map the signal pool (once, from that device) and load our
-  // kernels into the device's context.
+  // First stream of device @p dev: map the signal pool (once, from that device), load our
+  // kernels into the device's context and make mpix's own streams of the device, so that
+  // nothing of this is done later, while user streams may be waiting (see the top).
   Status prepare_device(int dev) {
     std::lock_guard<std::mutex> lk(mu_);
     if (per_device_[dev].ready) return {};
@@ -194,6 +204,23 @@ class GpuBackend final : public Backend {
       signals_attached_ = true;
     }
     if (Api::kHasKernels) MPIX_TRY(Api::load_kernels());
+    if (!private_[dev].made) {
+      MPIX_TRY(Api::stream_create_private(&private_[dev].s));
+      private_[dev].made = true;
+    }
+    Side &sd = side_[dev];
+    if (!sd.ex) {
+      stream_t s{};
+      MPIX_TRY(Api::stream_create_private(&s));
+      // Completion is a signal word the agent polls: a stream memory write where the device
+      // has them (no runtime call in the agent's poll loop).
+      const TriggerMode m = devices_[dev].memops ? TriggerMode::memop
+                            : Api::kHasKernels   ? TriggerMode::kernel
+                                                 : TriggerMode::hostfn;
+      sd.ex.reset(new GpuExecStream<Api>(s, dev, m, &signals_));
+      sd.word = signal_pool().acquire();
+      sd.issued = load_signal(sd.word.word);
+    }
     per_device_[dev].ready = true;
     return {};
   }
