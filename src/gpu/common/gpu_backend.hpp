@@ -11,13 +11,15 @@
 //    MPIX_Stream_create, before any mpix wait can be pending on that device;
 //  * mpix copies only with asynchronous copies on those streams (the agent's copies, the host
 //    MPI_Wait copy-in), and waits for its own stream only (never the device, never stream 0);
-//  * the calls CUDA documents as implicitly synchronising and that mpix makes while user
-//    streams may wait: page-locked allocations (a new bounce buffer, core/staging.cpp; a new
-//    signal chunk's cudaHostRegister, signal_map.hpp). Implicit synchronisation orders them
-//    against blocking streams and the legacy stream only, on the device side; the host thread
-//    is not held, and mpix's non-blocking streams are not ordered behind them, so no op's
-//    completion depends on them. mpix frees no device or pinned memory while ops can be in
-//    flight (cudaFree / cudaFreeHost wait for the device): the pools are never shrunk.
+//  * page-locked allocations, which CUDA lists as implicitly synchronising (on the device, a
+//    blocking stream's later work then waits for every blocking stream's earlier work, a wait
+//    of mpix's included): bounce buffers come from a 32 MiB slab made with the device
+//    (alloc_pinned); only staging beyond it, and a new signal chunk (8192 words,
+//    signal_map.hpp), allocate while user streams may wait. Those calls hold no host thread
+//    and mpix's own streams are non-blocking, so no op's completion waits for them; what is
+//    left is an ordering between two of the user's blocking streams (documented in the guide);
+//  * mpix frees no device or pinned memory while ops can be in flight (cudaFree /
+//    cudaFreeHost wait for the device): the pools are never shrunk.
 #pragma once
 
 #include <cstdio>
@@ -85,11 +87,33 @@ class GpuBackend final : public Backend {
 
   MemKind classify(const void *p) const override { return Api::classify(p); }
 
+  // Bounce buffers and tables come first from a slab allocated at the first stream of a device
+  // (prepare_device), so that staging small and medium messages needs no page-locked
+  // allocation while user streams may be waiting (CUDA lists those as implicitly
+  // synchronising: on the device they order a blocking stream's later work after every
+  // blocking stream's earlier work, a wait of mpix's included). Beyond the slab, or before any
+  // device was prepared, each buffer is allocated on its own.
   Status alloc_pinned(std::size_t bytes, void **p) override {
     MPIX_TRY(start());
+    {
+      std::lock_guard<std::mutex> lk(slab_mu_);
+      const std::size_t need = (bytes + kSlabAlign - 1) / kSlabAlign * kSlabAlign;
+      if (slab_ && need <= kSlabBytes - slab_used_) {
+        *p = slab_ + slab_used_;
+        slab_used_ += need;
+        return {};
+      }
+    }
     return Api::host_alloc(bytes, p);
   }
-  void free_pinned(void *p) override { Api::host_free(p); }
+  void free_pinned(void *p) override {
+    {
+      std::lock_guard<std::mutex> lk(slab_mu_);
+      auto *c = static_cast<char *>(p);
+      if (slab_ && c >= slab_ && c < slab_ + kSlabBytes) return;  // slab space is not reused
+    }
+    Api::host_free(p);
+  }
 
   Status copy_sync(void *dst, const void *src, std::size_t bytes) override {
     stream_t s{};
@@ -208,6 +232,11 @@ class GpuBackend final : public Backend {
       MPIX_TRY(Api::stream_create_private(&private_[dev].s));
       private_[dev].made = true;
     }
+    {
+      std::lock_guard<std::mutex> slk(slab_mu_);
+      void *slab = nullptr;
+      if (!slab_ && Api::host_alloc(kSlabBytes, &slab).is_ok()) slab_ = static_cast<char *>(slab);
+    }
     Side &sd = side_[dev];
     if (!sd.ex) {
       stream_t s{};
@@ -234,6 +263,12 @@ class GpuBackend final : public Backend {
   std::vector<Side> side_;  // sized once started
   bool signals_attached_ = false;
   SignalMap<Api> signals_;
+  // The pinned slab (alloc_pinned): never freed (streams may copy from it at exit).
+  static constexpr std::size_t kSlabBytes = std::size_t{32} << 20;
+  static constexpr std::size_t kSlabAlign = 4096;
+  std::mutex slab_mu_;
+  char *slab_ = nullptr;
+  std::size_t slab_used_ = 0;
 };
 
 }  // namespace mpix
