@@ -21,6 +21,9 @@ struct ProviderCaps {
   // Staged buffers may be copied by the agent thread around fire() and completion
   // (core/staging.hpp, MPIX_AGENT_COPY_MAX); otherwise the stream copies them.
   bool agent_copies = false;
+  // Buffers go to the MPI library as they are: device buffers skip staging where that library
+  // is CUDA-aware (gpu/gpu_aware_mpi.hpp, MPIX_CUDA_AWARE).
+  bool mpi_buffers = false;
 };
 
 // Per-communicator provider state (addresses, context ids). Made collectively in comm_open.

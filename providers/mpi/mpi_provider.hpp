@@ -19,6 +19,7 @@ class MpiProvider final : public Provider {
   ProviderCaps caps() const override {
     ProviderCaps c;
     c.agent_copies = true;
+    c.mpi_buffers = true;
     return c;
   }
   Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override {

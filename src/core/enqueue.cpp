@@ -11,6 +11,7 @@
 #include "core/runtime.hpp"
 #include "core/staging.hpp"
 #include "core/waiter.hpp"
+#include "gpu/gpu_aware_mpi.hpp"
 
 namespace mpix {
 namespace {
@@ -108,8 +109,12 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   if (st.is_ok()) st = prov->validate(*op);
   // Device buffers the provider cannot reach go through pinned bounce buffers.
   // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
+  // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE).
+  const ProviderCaps caps = prov->caps();
+  const bool unstaged =
+      caps.device_memory || (caps.mpi_buffers && aware_choice(be->kind()).direct);
   if (st.is_ok())
-    st = staging_setup(*op, *be, prov->caps().device_memory,
+    st = staging_setup(*op, *be, unstaged,
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
   // Provider ofi keeps the stream's copies: with agent copies, a GPU pipeline test under
   // ofi:tcp (libfabric 1.17) stalled on the GPU machine, not yet understood (session 3).

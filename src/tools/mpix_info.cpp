@@ -8,6 +8,7 @@
 
 #include "core/settings.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/gpu_aware_mpi.hpp"
 #include "mpix/mpix.h"
 #include "providers/provider.hpp"
 
@@ -43,6 +44,9 @@ int main(int argc, char **argv) {
     } else {
       std::printf("  provider chosen:    none: %s\n", st.what().c_str());
     }
+    // Only provider mpi hands buffers to the MPI library; the decision is what it would do.
+    std::printf("  CUDA device buffers to MPI: %s\n",
+                aware_choice(StreamKind::cuda).why.c_str());
   }
   std::printf("settings (environment variables):\n");
   for (std::size_t i = 0; i < setting_count(); ++i) {

@@ -9,6 +9,7 @@
 
 #include "catch.hpp"
 #include "test_kernels.hpp"
+#include "watchdog.hpp"
 
 int main(int argc, char **argv) {
   int provided = 0;
@@ -46,6 +47,10 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
 
+  // MPIX_TEST_WATCHDOG_S (CTest sets it below its own timeout): a hang ends with the rank and
+  // the last stage named instead of a silent timeout.
+  mpix_gpu_test::Watchdog dog(mpix_gpu_test::Watchdog::seconds_from_env("MPIX_TEST_WATCHDOG_S", 0),
+                              rank);
   Catch::Session session;
   int result = session.applyCommandLine(argc, argv);
   // Stop at the first failure and take every rank down with it: the peers of a failed rank
@@ -58,6 +63,7 @@ int main(int argc, char **argv) {
   }
   int worst = 0;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  dog.disarm();
   MPI_Finalize();
   return worst ? 1 : 0;
 }

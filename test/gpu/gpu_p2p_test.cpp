@@ -2,8 +2,11 @@
 // MPIX_TRIGGER), each pattern with device, managed, pinned host and pageable host buffers:
 // a ring, blocking calls, messages past the eager limit, 10,000 ops checked one by one,
 // wildcard receives, host completion of staged receives, allreduce, streams on every device.
+#include <cuda.h>
+
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "gpu_util.hpp"
@@ -288,6 +291,8 @@ TEST_CASE("ops enqueued while the stream is captured run when the graph is launc
   const int rank = world_rank(), size = world_size();
   if (rank >= size - size % 2) return;
   const int peer = rank ^ 1;
+  // CUDA cannot capture the legacy default stream (cudaErrorStreamCaptureUnsupported).
+  if (stream_kind_under_test() == StreamKindUnderTest::legacy) return;
   CudaStreamComm s;
   GpuBuf out(Place::pinned, 64 * sizeof(int)), in(Place::pinned, 64 * sizeof(int));
   std::vector<int> v(64, rank + 500);
@@ -360,4 +365,57 @@ TEST_CASE("a staged device receive longer than its message keeps the bytes past 
       }
     }
   }
+}
+
+// Bad input (issue 13): a stream of a CUDA context other than its device's primary one (mpix's
+// copies and kernels run in the primary context) is refused at MPIX_Stream_create with
+// MPI_ERR_ARG (the log line names the call and the argument); no stream is made. The driver calls are
+// resolved at run time (the tests do not link libcuda).
+TEST_CASE("a stream of a non-primary CUDA context is refused with MPI_ERR_ARG", "[gpu][bad]") {
+  using CtxCreate = CUresult (*)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
+  using CtxDestroy = CUresult (*)(CUcontext);
+  using CtxPop = CUresult (*)(CUcontext *);
+  using StreamCreate = CUresult (*)(CUstream *, unsigned);
+  using StreamDestroy = CUresult (*)(CUstream);
+  auto resolve = [](const char *name, int version) -> void * {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return p;
+  };
+  auto create = reinterpret_cast<CtxCreate>(resolve("cuCtxCreate", 12050));
+  auto destroy = reinterpret_cast<CtxDestroy>(resolve("cuCtxDestroy", 12000));
+  auto pop = reinterpret_cast<CtxPop>(resolve("cuCtxPopCurrent", 12000));
+  auto screate = reinterpret_cast<StreamCreate>(resolve("cuStreamCreate", 12000));
+  auto sdestroy = reinterpret_cast<StreamDestroy>(resolve("cuStreamDestroy", 12000));
+  if (!create || !destroy || !pop || !screate || !sdestroy) {
+    WARN("driver lacks cuCtxCreate (12.5 form) or friends: not tested");
+    return;
+  }
+  int dev = 0;
+  CUDA_REQUIRE(cudaGetDevice(&dev));
+  CUcontext ctx = nullptr;
+  if (create(&ctx, nullptr, 0, static_cast<CUdevice>(dev)) != CUDA_SUCCESS) {  // now current
+    WARN("cuCtxCreate failed here (MPS may not allow another context): not tested");
+    return;
+  }
+  CUstream foreign = nullptr;
+  const CUresult sc = screate(&foreign, CU_STREAM_NON_BLOCKING);
+  CUcontext popped = nullptr;
+  pop(&popped);  // the primary context is current again
+  if (sc != CUDA_SUCCESS) {
+    destroy(ctx);
+    WARN("cuStreamCreate in a second context failed: not tested");
+    return;
+  }
+  MPIX_Stream ms = MPIX_STREAM_NULL;
+  const int rc = CudaStreamComm::make_stream(reinterpret_cast<cudaStream_t>(foreign), nullptr, &ms);
+  CHECK(error_class(rc) == MPI_ERR_ARG);
+  CHECK(ms == MPIX_STREAM_NULL);
+  // The message naming the call and the argument goes to mpix's log (warn level):
+  //   "MPIX_Stream_create: info "value": cudaStream_t ... belongs to a CUDA context other ..."
+  sdestroy(foreign);
+  destroy(ctx);
 }

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -81,7 +82,7 @@ class GpuBuf {
   T *as() const { return static_cast<T *>(p_); }
   // Host <-> buffer copies for setting up and checking (the test's streams are idle then).
   // cudaMemcpy from pageable memory may return before its DMA has landed, and the tests'
-  // streams are non-blocking (not ordered after the legacy stream): wait for it here.
+  // streams may be non-blocking (not ordered after the legacy stream): wait for it here.
   void upload(const void *src, std::size_t n) {
     CUDA_REQUIRE(cudaMemcpy(p_, src, n, cudaMemcpyDefault));
     CUDA_REQUIRE(cudaStreamSynchronize(cudaStreamLegacy));
@@ -104,13 +105,49 @@ class GpuBuf {
   void *p_ = nullptr;
 };
 
-// A non-blocking CUDA stream on the current device, its MPIX_Stream (trigger mode from
-// @p trigger, or MPIX_TRIGGER when null) and a stream communicator over @p parent.
-// Collective over @p parent.
+// The kind of CUDA stream the suite runs on (MPIX_TEST_STREAM; CTest runs the suites with
+// each): nonblocking (cudaStreamCreateWithFlags(cudaStreamNonBlocking), the default), blocking
+// (cudaStreamCreate: synchronises with the legacy default stream), legacy (the legacy default
+// stream, cudaStreamLegacy) or per-thread (cudaStreamPerThread).
+enum class StreamKindUnderTest { nonblocking, blocking, legacy, per_thread };
+inline StreamKindUnderTest stream_kind_under_test() {
+  const char *v = std::getenv("MPIX_TEST_STREAM");
+  std::string k = v && *v ? v : "nonblocking";
+  if (k == "blocking") return StreamKindUnderTest::blocking;
+  if (k == "legacy") return StreamKindUnderTest::legacy;
+  if (k == "per-thread") return StreamKindUnderTest::per_thread;
+  if (k != "nonblocking") {
+    std::fprintf(stderr, "MPIX_TEST_STREAM=%s is not nonblocking|blocking|legacy|per-thread\n",
+                 k.c_str());
+    std::abort();
+  }
+  return StreamKindUnderTest::nonblocking;
+}
+inline const char *stream_kind_name(StreamKindUnderTest k) {
+  static const char *const kNames[] = {"nonblocking", "blocking", "legacy", "per-thread"};
+  return kNames[static_cast<int>(k)];
+}
+
+// A CUDA stream on the current device of the kind under test (MPIX_TEST_STREAM), its
+// MPIX_Stream (trigger mode from @p trigger, or MPIX_TRIGGER when null) and a stream
+// communicator over @p parent. Collective over @p parent.
 class CudaStreamComm {
  public:
-  explicit CudaStreamComm(const char *trigger = nullptr, MPI_Comm parent = MPI_COMM_WORLD) {
-    CUDA_REQUIRE(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+  explicit CudaStreamComm(const char *trigger = nullptr, MPI_Comm parent = MPI_COMM_WORLD)
+      : kind(stream_kind_under_test()) {
+    switch (kind) {
+      case StreamKindUnderTest::nonblocking:
+        CUDA_REQUIRE(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+        owned_ = true;
+        break;
+      case StreamKindUnderTest::blocking:
+        CUDA_REQUIRE(cudaStreamCreate(&cs));
+        owned_ = true;
+        break;
+      case StreamKindUnderTest::legacy: cs = cudaStreamLegacy; break;
+      case StreamKindUnderTest::per_thread: cs = cudaStreamPerThread; break;
+    }
+    INFO("stream kind " << stream_kind_name(kind));
     REQUIRE(make_stream(cs, trigger, &stream) == MPI_SUCCESS);
     REQUIRE(MPIX_Stream_comm_create(parent, stream, &comm) == MPI_SUCCESS);
   }
@@ -118,7 +155,7 @@ class CudaStreamComm {
     if (stream != MPIX_STREAM_NULL) CHECK(MPIX_Stream_synchronize(stream) == MPI_SUCCESS);
     if (comm != MPI_COMM_NULL) CHECK(MPI_Comm_free(&comm) == MPI_SUCCESS);
     if (stream != MPIX_STREAM_NULL) CHECK(MPIX_Stream_free(&stream) == MPI_SUCCESS);
-    if (cs) cudaStreamDestroy(cs);
+    if (owned_ && cs) cudaStreamDestroy(cs);
   }
   CudaStreamComm(const CudaStreamComm &) = delete;
   CudaStreamComm &operator=(const CudaStreamComm &) = delete;
@@ -136,9 +173,13 @@ class CudaStreamComm {
 
   void sync() { REQUIRE(MPIX_Stream_synchronize(stream) == MPI_SUCCESS); }
 
+  StreamKindUnderTest kind;
   cudaStream_t cs = nullptr;
   MPIX_Stream stream = MPIX_STREAM_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
+
+ private:
+  bool owned_ = false;
 };
 
 // The trigger mode the test runs under (CTest sets MPIX_TRIGGER per registration).

@@ -54,6 +54,16 @@ __global__ void slow_read_k(const volatile int *buf, std::size_t n, uint64_t ns,
 
 __global__ void empty_k() {}
 
+__global__ void check_ints_k(const int *b, std::size_t n, int base, int step,
+                             unsigned long long *errors, unsigned long long *checks) {
+  unsigned long long bad = 0;
+  for (std::size_t i = blockIdx.x * (std::size_t)blockDim.x + threadIdx.x; i < n;
+       i += (std::size_t)gridDim.x * blockDim.x)
+    bad += b[i] != base + step * static_cast<int>(i);
+  if (bad) atomicAdd(errors, bad);
+  if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(checks, 1ull);
+}
+
 unsigned blocks_for(std::size_t n) {
   std::size_t b = (n + 255) / 256;
   return static_cast<unsigned>(b < 1 ? 1 : (b > 1024 ? 1024 : b));
@@ -88,12 +98,19 @@ cudaError_t empty_kernel(cudaStream_t s) {
   return cudaGetLastError();
 }
 
+cudaError_t check_ints(const int *buf, std::size_t n, int base, int step,
+                       unsigned long long *errors, unsigned long long *checks, cudaStream_t s) {
+  check_ints_k<<<blocks_for(n), 256, 0, s>>>(buf, n, base, step, errors, checks);
+  return cudaGetLastError();
+}
+
 cudaError_t load_test_kernels() {
   cudaFuncAttributes a;
   for (const void *f : {reinterpret_cast<const void *>(fill_k), reinterpret_cast<const void *>(check_k),
                         reinterpret_cast<const void *>(slow_write_k),
                         reinterpret_cast<const void *>(slow_read_k),
-                        reinterpret_cast<const void *>(empty_k)}) {
+                        reinterpret_cast<const void *>(empty_k),
+                        reinterpret_cast<const void *>(check_ints_k)}) {
     cudaError_t rc = cudaFuncGetAttributes(&a, f);
     if (rc != cudaSuccess) return rc;
   }

@@ -25,6 +25,10 @@ cudaError_t slow_write(int *buf, std::size_t n, int value, uint64_t ns, cudaStre
 // One thread reads buf[0] and buf[n-1] for @p ns nanoseconds and records the smallest and
 // largest values seen in seen[0] / seen[1] (device memory).
 cudaError_t slow_read(const int *buf, std::size_t n, uint64_t ns, int *seen, cudaStream_t s);
+// Adds to *@p errors the number of ints at @p buf with buf[i] != base + step * i, and 1 to
+// *@p checks. Counters in device memory.
+cudaError_t check_ints(const int *buf, std::size_t n, int base, int step,
+                       unsigned long long *errors, unsigned long long *checks, cudaStream_t s);
 // An empty kernel (the benchmarks' "compute" before each send).
 cudaError_t empty_kernel(cudaStream_t s);
 // Loads these kernels into the current device's context now (CUDA_MODULE_LOADING=LAZY would

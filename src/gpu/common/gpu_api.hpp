@@ -5,7 +5,8 @@
 //   types      stream_t
 //   constants  kKind, kName, kSubsys, kStreamType, kHasKernels, kHasBatch
 //   process    init(), versions(), device_count(), device_info(), get_device(), set_device()
-//   streams    stream_device(), is_capturing(), synchronize(), stream_create_private()
+//   streams    is_default_stream(), stream_device(), check_stream_context(), is_capturing(),
+//              synchronize(), stream_create_private(), check_module_loading()
 //   in order   write_value(), wait_value(), batch(), launch_host(), copy_async(),
 //              copy_2d_async(), kernel_write(), kernel_wait(), copy_runs_kernel(),
 //              load_kernels()

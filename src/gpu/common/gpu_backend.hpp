@@ -2,6 +2,24 @@
 // the first stream of its kind: finds the devices and what they support, maps the signal
 // pool, and loads mpix's kernels into each device's context before the first stream of that
 // device is used (DESIGN.md §7: lazy module loading can deadlock behind a closed stream wait).
+//
+// The rule for mpix's own GPU work (issue 13): it never runs on, or waits behind, the legacy
+// default stream, and nothing that completes an op needs a runtime call that can wait for a
+// user's stream. So:
+//  * every stream mpix makes is non-blocking (stream_create_private), and they are all made at
+//    the first stream of a device (prepare_device), on the user's thread inside
+//    MPIX_Stream_create, before any mpix wait can be pending on that device;
+//  * mpix copies only with asynchronous copies on those streams (the agent's copies, the host
+//    MPI_Wait copy-in), and waits for its own stream only (never the device, never stream 0);
+//  * page-locked allocations, which CUDA lists as implicitly synchronising (on the device, a
+//    blocking stream's later work then waits for every blocking stream's earlier work, a wait
+//    of mpix's included): bounce buffers come from a 32 MiB slab made with the device
+//    (alloc_pinned); only staging beyond it, and a new signal chunk (8192 words,
+//    signal_map.hpp), allocate while user streams may wait. Those calls hold no host thread
+//    and mpix's own streams are non-blocking, so no op's completion waits for them; what is
+//    left is an ordering between two of the user's blocking streams (documented in the guide);
+//  * mpix frees no device or pinned memory while ops can be in flight (cudaFree /
+//    cudaFreeHost wait for the device): the pools are never shrunk.
 #pragma once
 
 #include <cstdio>
@@ -43,6 +61,14 @@ class GpuBackend final : public Backend {
       return make_status(MPI_ERR_ARG, "%s %p belongs to device %d, outside the %zu visible",
                          Api::kStreamType, native, dev, devices_.size());
     MPIX_TRY(prepare_device(dev));
+    {
+      DeviceGuard<Api> g(dev);
+      MPIX_TRY(g.status());
+      MPIX_TRY(Api::check_stream_context(s, private_[dev].s));
+    }
+    if (Api::is_default_stream(s))
+      MPIX_LOG(info, Api::kSubsys, "stream %p is a default stream of device %d: mpix issues its "
+               "work there with that device current, from the calling thread", native, dev);
     TriggerMode m = mode;
     if (m == TriggerMode::memop && !devices_[dev].memops) {
       m = Api::kHasKernels ? TriggerMode::kernel : TriggerMode::hostfn;
@@ -61,11 +87,33 @@ class GpuBackend final : public Backend {
 
   MemKind classify(const void *p) const override { return Api::classify(p); }
 
+  // Bounce buffers and tables come first from a slab allocated at the first stream of a device
+  // (prepare_device), so that staging small and medium messages needs no page-locked
+  // allocation while user streams may be waiting (CUDA lists those as implicitly
+  // synchronising: on the device they order a blocking stream's later work after every
+  // blocking stream's earlier work, a wait of mpix's included). Beyond the slab, or before any
+  // device was prepared, each buffer is allocated on its own.
   Status alloc_pinned(std::size_t bytes, void **p) override {
     MPIX_TRY(start());
+    {
+      std::lock_guard<std::mutex> lk(slab_mu_);
+      const std::size_t need = (bytes + kSlabAlign - 1) / kSlabAlign * kSlabAlign;
+      if (slab_ && need <= kSlabBytes - slab_used_) {
+        *p = slab_ + slab_used_;
+        slab_used_ += need;
+        return {};
+      }
+    }
     return Api::host_alloc(bytes, p);
   }
-  void free_pinned(void *p) override { Api::host_free(p); }
+  void free_pinned(void *p) override {
+    {
+      std::lock_guard<std::mutex> lk(slab_mu_);
+      auto *c = static_cast<char *>(p);
+      if (slab_ && c >= slab_ && c < slab_ + kSlabBytes) return;  // slab space is not reused
+    }
+    Api::host_free(p);
+  }
 
   Status copy_sync(void *dst, const void *src, std::size_t bytes) override {
     stream_t s{};
@@ -91,19 +139,7 @@ class GpuBackend final : public Backend {
     MPIX_TRY(prepare_device(device));
     DeviceGuard<Api> g(device);
     MPIX_TRY(g.status());
-    Side &sd = side_[device];
-    if (!sd.ex) {
-      stream_t s{};
-      MPIX_TRY(Api::stream_create_private(&s));
-      // Completion is a signal word the agent polls: a stream memory write where the device
-      // has them (no runtime call in the agent's poll loop).
-      const TriggerMode m = devices_[device].memops ? TriggerMode::memop
-                            : Api::kHasKernels      ? TriggerMode::kernel
-                                                    : TriggerMode::hostfn;
-      sd.ex.reset(new GpuExecStream<Api>(s, device, m, &signals_));
-      sd.word = signal_pool().acquire();
-      sd.issued = load_signal(sd.word.word);
-    }
+    Side &sd = side_[device];  // made by prepare_device
     const auto s = static_cast<stream_t>(sd.ex->native());
     MPIX_TRY(Api::copy_async(dst, src, bytes, s));
     static const long sync_max = setting_long(Setting::agent_copy_sync_max);
@@ -154,24 +190,21 @@ class GpuBackend final : public Backend {
     uint64_t issued = 0;
   };
 
-  // The current device's stream for blocking copies, made on first use.
+  // The current device's stream for blocking copies (made by prepare_device).
   Status private_stream(stream_t *out) {
     MPIX_TRY(start());
     int dev = 0;
     MPIX_TRY(Api::get_device(&dev));
-    std::lock_guard<std::mutex> lk(mu_);
     if (dev < 0 || dev >= static_cast<int>(private_.size()))
       return make_status(MPI_ERR_OTHER, "current %s device %d is out of range", Api::kName, dev);
-    if (!private_[dev].made) {
-      MPIX_TRY(Api::stream_create_private(&private_[dev].s));
-      private_[dev].made = true;
-    }
+    MPIX_TRY(prepare_device(dev));
     *out = private_[dev].s;
     return {};
   }
 
   Status do_start() {
     MPIX_TRY(Api::init());
+    Api::check_module_loading();
     int n = 0;
     MPIX_TRY(Api::device_count(&n));
     devices_.resize(static_cast<std::size_t>(n));
@@ -182,8 +215,9 @@ class GpuBackend final : public Backend {
     return {};
   }
 
-  // First stream of device @p dev: map the signal pool (once, from that device) and load our
-  // kernels into the device's context.
+  // First stream of device @p dev: map the signal pool (once, from that device), load our
+  // kernels into the device's context and make mpix's own streams of the device, so that
+  // nothing of this is done later, while user streams may be waiting (see the top).
   Status prepare_device(int dev) {
     std::lock_guard<std::mutex> lk(mu_);
     if (per_device_[dev].ready) return {};
@@ -194,6 +228,28 @@ class GpuBackend final : public Backend {
       signals_attached_ = true;
     }
     if (Api::kHasKernels) MPIX_TRY(Api::load_kernels());
+    if (!private_[dev].made) {
+      MPIX_TRY(Api::stream_create_private(&private_[dev].s));
+      private_[dev].made = true;
+    }
+    {
+      std::lock_guard<std::mutex> slk(slab_mu_);
+      void *slab = nullptr;
+      if (!slab_ && Api::host_alloc(kSlabBytes, &slab).is_ok()) slab_ = static_cast<char *>(slab);
+    }
+    Side &sd = side_[dev];
+    if (!sd.ex) {
+      stream_t s{};
+      MPIX_TRY(Api::stream_create_private(&s));
+      // Completion is a signal word the agent polls: a stream memory write where the device
+      // has them (no runtime call in the agent's poll loop).
+      const TriggerMode m = devices_[dev].memops ? TriggerMode::memop
+                            : Api::kHasKernels   ? TriggerMode::kernel
+                                                 : TriggerMode::hostfn;
+      sd.ex.reset(new GpuExecStream<Api>(s, dev, m, &signals_));
+      sd.word = signal_pool().acquire();
+      sd.issued = load_signal(sd.word.word);
+    }
     per_device_[dev].ready = true;
     return {};
   }
@@ -207,6 +263,12 @@ class GpuBackend final : public Backend {
   std::vector<Side> side_;  // sized once started
   bool signals_attached_ = false;
   SignalMap<Api> signals_;
+  // The pinned slab (alloc_pinned): never freed (streams may copy from it at exit).
+  static constexpr std::size_t kSlabBytes = std::size_t{32} << 20;
+  static constexpr std::size_t kSlabAlign = 4096;
+  std::mutex slab_mu_;
+  char *slab_ = nullptr;
+  std::size_t slab_used_ = 0;
 };
 
 }  // namespace mpix

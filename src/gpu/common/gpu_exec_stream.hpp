@@ -97,7 +97,8 @@ class GpuExecStream final : public ExecStream {
   using stream_t = typename Api::stream_t;
 
   GpuExecStream(stream_t s, int device, TriggerMode mode, const SignalMap<Api> *signals)
-      : s_(s), device_(device), mode_(mode), signals_(signals) {}
+      : s_(s), device_(device), mode_(mode), signals_(signals),
+        default_(Api::is_default_stream(s)) {}
 
   Status write_value(uint64_t *word, uint64_t value) override {
     StreamMemOp op{StreamMemOp::write, word, value};
@@ -110,6 +111,10 @@ class GpuExecStream final : public ExecStream {
   }
 
   Status batch(const StreamMemOp *ops, std::size_t n) override {
+    // A default-stream handle names the current device's stream: make the stream's device
+    // current for every call on it.
+    DeviceGuard<Api> dg(default_ ? device_ : -1);
+    MPIX_TRY(dg.status());
     TriggerMode m = mode_;
     if (m == TriggerMode::memop && Api::kHasKernels) {
       bool capturing = false;
@@ -141,7 +146,8 @@ class GpuExecStream final : public ExecStream {
       MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
     }
     if (m == TriggerMode::memop) {
-      // Memory operations carry the stream's own context: no device switch needed.
+      // Memory operations carry the stream's own context: no device switch needed, except on a
+      // default-stream handle (guarded above).
       if (n == 1)
         return d[0].kind == GpuMemOp::write ? Api::write_value(s_, d[0].dev_word, d[0].value)
                                             : Api::wait_value(s_, d[0].dev_word, d[0].value);
@@ -205,7 +211,11 @@ class GpuExecStream final : public ExecStream {
     return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word, skip);
   }
 
-  Status synchronize() override { return Api::synchronize(s_); }
+  Status synchronize() override {
+    DeviceGuard<Api> g(default_ ? device_ : -1);
+    MPIX_TRY(g.status());
+    return Api::synchronize(s_);
+  }
   TriggerMode trigger_mode() const override { return mode_; }
   void *native() const override { return static_cast<void *>(s_); }
   int device() const override { return device_; }
@@ -215,6 +225,7 @@ class GpuExecStream final : public ExecStream {
   int device_;
   TriggerMode mode_;
   const SignalMap<Api> *signals_;
+  bool default_;  // 0, the legacy or the per-thread default stream (Api::is_default_stream)
 };
 
 }  // namespace mpix

@@ -1,6 +1,8 @@
 #include "gpu/cuda/cuda_api.hpp"
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "core/log.hpp"
@@ -17,8 +19,29 @@ struct DriverFns {
   CUresult (*device_get)(CUdevice *, int) = nullptr;
   CUresult (*device_attr)(int *, CUdevice_attribute, CUdevice) = nullptr;
   CUresult (*error_string)(CUresult, const char **) = nullptr;
+  // Optional: used to check what the user handed us and how modules load.
+  CUresult (*stream_ctx)(CUstream, CUcontext *) = nullptr;
+  CUresult (*loading_mode)(CUmoduleLoadingMode *) = nullptr;
 };
 DriverFns g_drv;
+
+// CUDA lazy module loading (the default since CUDA 12.2) loads a kernel at its first launch,
+// and the CUDA programming guide warns that loading "might require context synchronization":
+// the launch then waits for all work of the context, including a stream that mpix holds in a
+// wait for a message (a stream memory wait, or mpix's spin kernel) — which a peer may only send
+// after this very launch returns, or which the agent can only release with CUDA calls of its
+// own that queue behind the loading. Eager loading does all loading when the context is made,
+// before any stream can wait. So, when this library is loaded — before main(), hence normally
+// before anything in the process has initialised CUDA — mpix asks for EAGER unless the user
+// chose a mode. A user's explicit CUDA_MODULE_LOADING is kept; CudaApi::check_module_loading
+// warns if loading is lazy after all.
+bool g_eager_set_by_mpix = false;
+
+__attribute__((constructor)) void mpix_cuda_request_eager_loading() {
+  const char *v = std::getenv("CUDA_MODULE_LOADING");
+  if (v && *v) return;
+  g_eager_set_by_mpix = setenv("CUDA_MODULE_LOADING", "EAGER", 0) == 0;
+}
 
 template <class Fn>
 Status resolve(const char *symbol, Fn *fn) {
@@ -64,7 +87,28 @@ Status CudaApi::init() {
   MPIX_TRY(resolve("cuDeviceGet", &g_drv.device_get));
   MPIX_TRY(resolve("cuDeviceGetAttribute", &g_drv.device_attr));
   MPIX_TRY(resolve("cuGetErrorString", &g_drv.error_string));
+  if (!resolve("cuStreamGetCtx", &g_drv.stream_ctx).is_ok()) g_drv.stream_ctx = nullptr;
+  if (!resolve("cuModuleGetLoadingMode", &g_drv.loading_mode).is_ok()) g_drv.loading_mode = nullptr;
   return {};
+}
+
+void CudaApi::check_module_loading() {
+  CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+  if (!g_drv.loading_mode || g_drv.loading_mode(&mode) != CUDA_SUCCESS) return;
+  if (mode != CU_MODULE_LAZY_LOADING) {
+    MPIX_LOG(debug, "cuda", "CUDA module loading is eager%s",
+             g_eager_set_by_mpix ? " (CUDA_MODULE_LOADING=EAGER set by mpix at load)" : "");
+    return;
+  }
+  const char *v = std::getenv("CUDA_MODULE_LOADING");
+  const bool user_chose = v && *v && !g_eager_set_by_mpix;
+  MPIX_LOG(warn, "cuda",
+           "CUDA loads kernels lazily (%s): the first launch of a kernel behind an enqueued "
+           "receive or wait can hang until the message arrives, or for ever. Fix: set "
+           "CUDA_MODULE_LOADING=EAGER in the environment of every rank (mpirun -x "
+           "CUDA_MODULE_LOADING=EAGER), or launch each kernel once before enqueuing waits",
+           user_chose ? "CUDA_MODULE_LOADING is set to LAZY"
+                      : "CUDA was initialised before mpix could ask for EAGER loading");
 }
 
 std::string CudaApi::versions() {
@@ -108,12 +152,39 @@ Status CudaApi::set_device(int dev) {
 }
 
 Status CudaApi::stream_device(stream_t s, int *dev) {
+  // A default-stream handle means the current device's default stream.
+  if (is_default_stream(s)) return get_device(dev);
+  // A handle that is no stream at all (or was destroyed) is caught here when the driver can
+  // tell (cudaErrorInvalidResourceHandle, cudaErrorContextIsDestroyed); a pointer to arbitrary
+  // memory is undefined behaviour in the driver and cannot be checked safely.
   cudaError_t rc = cudaStreamGetDevice(s, dev);
   if (rc != cudaSuccess) {
     cudaGetLastError();
-    return make_status(MPI_ERR_ARG, "%p is not a valid cudaStream_t (cudaStreamGetDevice: %s)",
-                       static_cast<void *>(s), cudaGetErrorString(rc));
+    return make_status(MPI_ERR_ARG, "info \"value\": %p is not a valid cudaStream_t (destroyed, "
+                       "or not a stream; cudaStreamGetDevice: %s)", static_cast<void *>(s),
+                       cudaGetErrorString(rc));
   }
+  return {};
+}
+
+Status CudaApi::check_stream_context(stream_t s, stream_t ours) {
+  if (is_default_stream(s) || !g_drv.stream_ctx) return {};
+  CUcontext want = nullptr, have = nullptr;
+  if (g_drv.stream_ctx(reinterpret_cast<CUstream>(ours), &want) != CUDA_SUCCESS) return {};
+  CUresult rc = g_drv.stream_ctx(reinterpret_cast<CUstream>(s), &have);
+  if (rc != CUDA_SUCCESS) {
+    const char *why = nullptr;
+    if (g_drv.error_string) g_drv.error_string(rc, &why);
+    return make_status(MPI_ERR_ARG, "info \"value\": %p is not a valid cudaStream_t "
+                       "(cuStreamGetCtx: CUresult %d, %s)", static_cast<void *>(s), static_cast<int>(rc),
+                       why ? why : "unknown");
+  }
+  if (have != want)
+    return make_status(MPI_ERR_ARG,
+                       "info \"value\": cudaStream_t %p belongs to a CUDA context other than its "
+                       "device's primary "
+                       "context (one made with cuCtxCreate, or a green context): mpix works with "
+                       "streams of primary contexts only", static_cast<void *>(s));
   return {};
 }
 

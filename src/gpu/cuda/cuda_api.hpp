@@ -49,7 +49,20 @@ struct CudaApi {
   static Status device_info(int dev, GpuDeviceInfo *out);
   static Status get_device(int *dev);
   static Status set_device(int dev);
+  // The handles that name a default stream rather than a stream object: 0 and cudaStreamLegacy
+  // (the legacy default stream of the calling thread's current device) and cudaStreamPerThread
+  // (the calling thread's per-thread default stream). The driver resolves them against the
+  // calling thread's current context, so work on them is issued with their device current.
+  static bool is_default_stream(stream_t s) {
+    return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
+  }
   static Status stream_device(stream_t s, int *dev);
+  // Whether @p s belongs to the context of @p ours, a stream mpix made with the runtime on the
+  // same device: the device's primary context, which mpix's own copies and kernels use.
+  static Status check_stream_context(stream_t s, stream_t ours);
+  // After the runtime has started: warns once when CUDA loads modules lazily (see lazy_loading
+  // in cuda_api.cpp).
+  static void check_module_loading();
   static Status is_capturing(stream_t s, bool *capturing);
 
   static Status write_value(stream_t s, uint64_t dev_word, uint64_t value);

@@ -39,7 +39,11 @@ struct HipApi {
   static Status device_info(int dev, GpuDeviceInfo *out);
   static Status get_device(int *dev);
   static Status set_device(int dev);
+  // 0 and hipStreamPerThread name a default stream of the calling thread's current device.
+  static bool is_default_stream(stream_t s) { return s == nullptr || s == hipStreamPerThread; }
   static Status stream_device(stream_t s, int *dev);
+  static Status check_stream_context(stream_t, stream_t) { return {}; }
+  static void check_module_loading() {}
   static Status is_capturing(stream_t s, bool *capturing);
 
   static Status write_value(stream_t s, uint64_t dev_word, uint64_t value);
