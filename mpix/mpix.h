@@ -144,9 +144,14 @@ int MPIX_Sendrecv_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendt
  */
 int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
 
-/** MPIX_Wait_enqueue for each of @p count requests (MPI_REQUEST_NULL entries allowed). */
+/**
+ * MPIX_Wait_enqueue for each of @p count requests (MPI_REQUEST_NULL entries allowed).
+ * @p array_of_statuses is declared as a pointer, not an array: with MPICH, whose
+ * MPI_STATUSES_IGNORE is (MPI_Status *)1, GCC 12 warns (-Wstringop-overflow) at every call that
+ * passes MPI_STATUSES_IGNORE to an array parameter. The type is the same.
+ */
 int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
-                         MPI_Status array_of_statuses[]);
+                         MPI_Status *array_of_statuses);
 
 /**
  * Enqueues an allreduce on the stream of @p comm (MPI_IN_PLACE allowed as @p sendbuf): it

@@ -11,6 +11,7 @@
 #include "core/profile.hpp"
 #include "core/signal_pool.hpp"
 #include "core/thread_level.hpp"
+#include "core/type_release.hpp"
 
 namespace mpix {
 namespace {
@@ -25,6 +26,7 @@ int on_finalize(MPI_Comm, int, void *, void *) {
   // the agent's hands for a moment (it writes the completion word, then lets the op go), and
   // would be reported as never retired.
   agent_stop();
+  type_release_run();
   std::size_t left = op_registry_report();
   if (left)
     MPIX_LOG(warn, "api", "MPI_Finalize: %zu enqueued op(s) never retired (listed above)", left);
