@@ -54,6 +54,9 @@ if [ "${1:-}" != "--quick" ]; then
       -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)" -DMPIX_ENABLE_CUDA=OFF \
       -DMPIX_ENABLE_HIP=OFF -DMPIX_ENABLE_OFI=OFF -DMPIX_BUILD_BENCH=OFF -DMPIX_BUILD_EXAMPLES=OFF
     ctest_args=()
+    # Its install's consumers must find MPICH, not the default MPI.
+    echo "=== consumers of an install of build-mpich/ ==="
+    scripts/consumers.sh build-mpich
   else
     echo "=== MPICH suite: FAILED: mpicc.mpich not found (apt-get install libmpich-dev mpich) ==="
     exit 1

@@ -11,6 +11,7 @@ int main(int argc, char **argv) {
   int rank = 0, size = 0, level = -1, bad = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  bad |= size < 2; /* run on 2 ranks: 1 would mean a launcher of another MPI library */
   /* mpix's MPI_Init won the symbol lookup: the library runs at MPI_THREAD_MULTIPLE. */
   PMPI_Query_thread(&level);
   bad |= level != MPI_THREAD_MULTIPLE;

@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   bool bad = provided != MPI_THREAD_FUNNELED;
+  bad |= size < 2;  // run on 2 ranks: 1 would mean a launcher of another MPI library
   MPIX_Stream stream = MPIX_STREAM_NULL;
   MPI_Info info;
   MPI_Info_create(&info);
