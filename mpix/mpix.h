@@ -13,6 +13,8 @@
  * they ask the library for MPI_THREAD_MULTIPLE and report the level the caller asked for, so
  * codes calling plain MPI_Init work unchanged (link libmpix before libmpi). Where the library
  * cannot give MPI_THREAD_MULTIPLE, calls fail with MPI_ERR_OTHER and a message saying so.
+ * libmpix also defines MPI_Comm_free: a stream communicator with enqueued ops not yet completed
+ * is not freed (MPI_ERR_PENDING), whatever the MPI library.
  */
 #ifndef MPIX_MPIX_H
 #define MPIX_MPIX_H
