@@ -8,8 +8,13 @@
  * error, also invokes the error handler of the communicator involved (MPI_COMM_WORLD's when
  * no communicator is involved). Each error is logged once with the call and the argument.
  *
- * Requirements: MPI initialised with MPI_THREAD_MULTIPLE (the mpix agent thread calls MPI);
- * otherwise calls fail with MPI_ERR_OTHER and a message saying so.
+ * Requirements: an MPI library that can give MPI_THREAD_MULTIPLE (the mpix agent thread calls
+ * MPI). libmpix defines MPI_Init, MPI_Init_thread and MPI_Query_thread (profiling interface):
+ * they ask the library for MPI_THREAD_MULTIPLE and report the level the caller asked for, so
+ * codes calling plain MPI_Init work unchanged (link libmpix before libmpi). Where the library
+ * cannot give MPI_THREAD_MULTIPLE, calls fail with MPI_ERR_OTHER and a message saying so.
+ * libmpix also defines MPI_Comm_free: a stream communicator with enqueued ops not yet completed
+ * is not freed (MPI_ERR_PENDING), whatever the MPI library.
  */
 #ifndef MPIX_MPIX_H
 #define MPIX_MPIX_H
@@ -52,7 +57,7 @@ int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int val
  * mpix creates on first use.
  * @return MPI_SUCCESS, MPI_ERR_ARG (null @p stream, unknown type, missing/bad value),
  *         MPI_ERR_UNSUPPORTED_OPERATION (type whose backend is not built or has no device),
- *         MPI_ERR_OTHER (MPI not initialised with MPI_THREAD_MULTIPLE).
+ *         MPI_ERR_OTHER (the MPI library runs below MPI_THREAD_MULTIPLE).
  */
 int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
 
@@ -116,6 +121,24 @@ int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, 
                        MPI_Comm comm, MPI_Request *request);
 
 /**
+ * Enqueues MPI_Sendrecv on the stream of @p comm (an mpix addition, with MPI_Sendrecv's
+ * arguments): when the stream reaches the call, the receive and the send are both posted; the
+ * stream goes on once both have completed (the data has left @p sendbuf and landed in
+ * @p recvbuf). The host thread does not wait. A ring or halo exchange of these cannot deadlock:
+ * nothing waits between the two halves. @p dest and @p source may be MPI_PROC_NULL, @p source
+ * MPI_ANY_SOURCE and @p recvtag MPI_ANY_TAG. The buffers must not overlap. @p status (or
+ * MPI_STATUS_IGNORE) describes the receive and is filled in stream order: read it after the
+ * stream has passed this point (e.g. after MPIX_Stream_synchronize).
+ * @return MPI_SUCCESS, MPI_ERR_COMM (null comm / no stream), MPI_ERR_COUNT, MPI_ERR_TYPE,
+ *         MPI_ERR_BUFFER (null buffer with count > 0, sendbuf == recvbuf), MPI_ERR_RANK,
+ *         MPI_ERR_TAG, MPI_ERR_OTHER; the message names the argument (sendcount, recvtype,
+ *         dest, ...). Nothing is enqueued when an argument is wrong.
+ */
+int MPIX_Sendrecv_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+
+/**
  * Makes the stream of the request's communicator wait until @p request completes, then sets
  * @p *request to MPI_REQUEST_NULL (MPI_REQUEST_NULL is accepted and is a no-op). @p status is
  * filled in stream order.
@@ -123,9 +146,14 @@ int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, 
  */
 int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
 
-/** MPIX_Wait_enqueue for each of @p count requests (MPI_REQUEST_NULL entries allowed). */
+/**
+ * MPIX_Wait_enqueue for each of @p count requests (MPI_REQUEST_NULL entries allowed).
+ * @p array_of_statuses is declared as a pointer, not an array: with MPICH, whose
+ * MPI_STATUSES_IGNORE is (MPI_Status *)1, GCC 12 warns (-Wstringop-overflow) at every call that
+ * passes MPI_STATUSES_IGNORE to an array parameter. The type is the same.
+ */
 int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
-                         MPI_Status array_of_statuses[]);
+                         MPI_Status *array_of_statuses);
 
 /**
  * Enqueues an allreduce on the stream of @p comm (MPI_IN_PLACE allowed as @p sendbuf): it
@@ -171,7 +199,7 @@ typedef struct mpix_queue_s *MPIX_Queue;
  * The queue does not own a stream passed in; keep it alive until the queue is freed.
  * @return MPI_SUCCESS, MPI_ERR_COMM (MPI_COMM_NULL), MPI_ERR_ARG (null @p queue, a handle that
  *         is none of the kinds above), MPI_ERR_UNSUPPORTED_OPERATION (the stream's backend is
- *         not built or has no device), MPI_ERR_OTHER (MPI not initialised with
+ *         not built or has no device), MPI_ERR_OTHER (the MPI library runs below
  *         MPI_THREAD_MULTIPLE).
  */
 int MPIX_Create_queue(MPI_Comm comm, void *stream, MPIX_Queue *queue);

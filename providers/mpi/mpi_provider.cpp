@@ -39,6 +39,14 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
     op->status = statuses_[i];
     // MPI_Testsome sets MPI_ERROR only when it returns MPI_ERR_IN_STATUS.
     if (rc != MPI_ERR_IN_STATUS) op->status.MPI_ERROR = MPI_SUCCESS;
+    // MPI's empty status for a receive from MPI_PROC_NULL, which MPICH 4.0 does not fill in
+    // (it reports source 0, tag 0).
+    if (op->kind == OpKind::recv && op->peer == MPI_PROC_NULL &&
+        op->status.MPI_ERROR == MPI_SUCCESS) {
+      op->status.MPI_SOURCE = MPI_PROC_NULL;
+      op->status.MPI_TAG = MPI_ANY_TAG;
+      MPI_Status_set_elements_x(&op->status, MPI_BYTE, 0);
+    }
     done.push_back(op);
   }
   // Compact: drop completed entries (their requests are MPI_REQUEST_NULL now), keep order.

@@ -96,7 +96,7 @@ int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status) {
 }
 
 int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
-                         MPI_Status array_of_statuses[]) {
+                         MPI_Status *array_of_statuses) {
   Status st = check_count(count);
   if (st.is_ok() && count > 0 && !array_of_requests)
     st = make_status(MPI_ERR_ARG, "array_of_requests is NULL");

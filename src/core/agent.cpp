@@ -15,6 +15,7 @@
 #include "core/request.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
+#include "core/type_release.hpp"
 #include "core/waiter.hpp"
 #include "providers/provider.hpp"
 
@@ -264,6 +265,7 @@ void Agent::run() {
   Backoff backoff;
   while (!stop_.load()) {
     uint64_t epoch = notifier().epoch();
+    type_release_run();
     bool progress = take_incoming();
     progress |= fire_reached();
     done_.clear();
@@ -351,7 +353,7 @@ void op_unref(Op *op) {
   if (op->refs.fetch_sub(1) != 1) return;
   op->state.store(OpState::retired);
   signal_pool().release(op->done);
-  if (op->dt_owned) MPI_Type_free(&op->dt);
+  if (op->dt_owned) type_release_later(op->dt);  // may be inside an MPI callback
   op_registry_remove(op);
   delete op;
 }

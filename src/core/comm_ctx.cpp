@@ -123,4 +123,13 @@ Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
   return {};
 }
 
+int64_t comm_ctx_pending(MPI_Comm comm) {
+  const int kv = g_kv.load(std::memory_order_acquire);
+  if (kv == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return 0;  // no stream comm made yet
+  void *v = nullptr;
+  int flag = 0;
+  if (MPI_Comm_get_attr(comm, kv, &v, &flag) != MPI_SUCCESS || !flag) return 0;
+  return (*static_cast<Holder *>(v))->pending_ops.load();
+}
+
 }  // namespace mpix

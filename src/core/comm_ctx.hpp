@@ -31,6 +31,9 @@ struct CommCtx {
 Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);
 // The context of @p comm, or null if it is not a stream communicator.
 Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out);
+// Ops enqueued on @p comm and not completed (0 if it is not a stream communicator). Makes no
+// attribute key (MPI_Comm_free of any communicator asks).
+int64_t comm_ctx_pending(MPI_Comm comm);
 // At MPI_Finalize: frees the attribute key (MPI keeps it while communicators still use it).
 void comm_ctx_release_keyval();
 

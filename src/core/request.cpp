@@ -126,11 +126,14 @@ int query_fn(void *extra, MPI_Status *status) {
   status->MPI_TAG = op->status.MPI_TAG;
   status->MPI_ERROR = op->status.MPI_ERROR;
   MPI_Status_set_cancelled(status, 0);
+  // Carried as bytes: MPI libraries disagree on what MPI_Status_set_elements_x counts for a
+  // derived datatype (MPICH 4.0 takes whole datatypes, Open MPI basic elements); for MPI_BYTE
+  // they agree, and MPI_Get_count / MPI_Get_elements then derive the rest from the bytes.
   MPI_Count n = 0;
   if (op->kind == OpKind::recv && op->status.MPI_ERROR == MPI_SUCCESS &&
-      MPI_Get_elements_x(&op->status, op->dt, &n) != MPI_SUCCESS)
+      MPI_Get_elements_x(&op->status, MPI_BYTE, &n) != MPI_SUCCESS)
     n = 0;
-  MPI_Status_set_elements_x(status, op->dt, n);
+  MPI_Status_set_elements_x(status, MPI_BYTE, n);
   const int err = op->status.MPI_ERROR;
   // Open MPI may run free_fn - and so retire the op - on the agent thread, inside its
   // MPI_Grequest_complete, right after this thread's MPI_Test / MPI_Wait: its own reference count

@@ -10,6 +10,8 @@
 #include "core/op.hpp"
 #include "core/profile.hpp"
 #include "core/signal_pool.hpp"
+#include "core/thread_level.hpp"
+#include "core/type_release.hpp"
 
 namespace mpix {
 namespace {
@@ -24,6 +26,7 @@ int on_finalize(MPI_Comm, int, void *, void *) {
   // the agent's hands for a moment (it writes the completion word, then lets the op go), and
   // would be reported as never retired.
   agent_stop();
+  type_release_run();
   std::size_t left = op_registry_report();
   if (left)
     MPIX_LOG(warn, "api", "MPI_Finalize: %zu enqueued op(s) never retired (listed above)", left);
@@ -56,13 +59,22 @@ Status runtime_init() {
   if (!initialized || finalized)
     return make_status(MPI_ERR_OTHER, "MPI is %s; mpix calls need an initialised MPI",
                        finalized ? "already finalised" : "not initialised");
+  // The library's own answer: mpix's MPI_Query_thread reports what the application asked for.
   int level = MPI_THREAD_SINGLE;
-  MPIX_MPI_CHECK(MPI_Query_thread(&level));
-  if (level != MPI_THREAD_MULTIPLE)
+  MPIX_MPI_CHECK(PMPI_Query_thread(&level));
+  if (level != MPI_THREAD_MULTIPLE) {
+    if (thread_level_wrapped())
+      return make_status(MPI_ERR_OTHER,
+                         "the MPI library gives %s at most; mpix needs MPI_THREAD_MULTIPLE (its "
+                         "agent thread calls MPI): use an MPI library built with thread support",
+                         thread_level_name(level));
     return make_status(MPI_ERR_OTHER,
-                       "mpix needs MPI initialised with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, "
-                       "...): its agent thread calls MPI (thread level provided: %d)",
-                       level);
+                       "MPI was initialised with %s, not through mpix's MPI_Init (libmpix must "
+                       "come before libmpi on the link line), and mpix needs "
+                       "MPI_THREAD_MULTIPLE: its agent thread calls MPI (or initialise with "
+                       "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))",
+                       thread_level_name(level));
+  }
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log_set_rank(rank);

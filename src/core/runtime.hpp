@@ -7,7 +7,7 @@
 
 namespace mpix {
 
-// Checks MPI is initialised with MPI_THREAD_MULTIPLE and sets up the finalize hook.
+// Checks the MPI library gave MPI_THREAD_MULTIPLE and sets up the finalize hook.
 Status runtime_init();
 // Runs @p fn at MPI_Finalize, after the agent has stopped (e.g. to free an MPI attribute key
 // a subsystem made on first use). Each function runs once, in registration order.

@@ -138,10 +138,14 @@ void PRequest::engine_complete_round(uint64_t k) {
   st.MPI_SOURCE = peer_;
   st.MPI_TAG = tag_;
   st.MPI_ERROR = round_error_;
+  // In bytes: what MPI_Status_set_elements_x counts for a derived datatype differs between MPI
+  // libraries (whole datatypes in MPICH 4.0, basic elements in Open MPI); for MPI_BYTE it does not.
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(dt_, &type_size);
   MPI_Count n = side_ == Side::recv && round_error_ == MPI_SUCCESS && peer_ != MPI_PROC_NULL
-                    ? static_cast<MPI_Count>(partitions_) * count_
+                    ? static_cast<MPI_Count>(partitions_) * count_ * type_size
                     : 0;
-  MPI_Status_set_elements_x(&st, dt_, n);
+  MPI_Status_set_elements_x(&st, MPI_BYTE, n);
   MPI_Status_set_cancelled(&st, 0);
   {
     std::lock_guard<std::mutex> lk(status_mu_);

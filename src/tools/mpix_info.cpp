@@ -6,11 +6,18 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/runtime_lib.hpp"
 #include "core/settings.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
 #include "mpix/mpix.h"
 #include "providers/provider.hpp"
+#ifdef MPIX_HAVE_HIP
+#include "gpu/hip/hip_dl.hpp"
+#endif
+#ifdef MPIX_HAVE_OFI
+#include "providers/ofi/fabric_dl.hpp"
+#endif
 
 using namespace mpix;
 
@@ -34,6 +41,20 @@ int main(int argc, char **argv) {
       std::printf("    %-16s %s\n", stream_kind_name(k),
                   st.is_ok() ? b->describe().c_str() : st.what().c_str());
     }
+    // Optional libraries libmpix opens at run time instead of linking them.
+    std::printf("  opened at run time:%s\n",
+#if defined(MPIX_HAVE_HIP) || defined(MPIX_HAVE_OFI)
+                ""
+#else
+                " none in this build"
+#endif
+    );
+#ifdef MPIX_HAVE_HIP
+    std::printf("    %s\n", hip_runtime_lib().describe().c_str());
+#endif
+#ifdef MPIX_HAVE_OFI
+    std::printf("    %s\n", fabric_runtime_lib().describe().c_str());
+#endif
     std::printf("  providers built:    %s\n", providers_built());
     Provider *p = nullptr;
     Status st = provider_get(&p);

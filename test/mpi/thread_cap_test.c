@@ -1,11 +1,49 @@
-/* MPI initialised with plain MPI_Init (no MPI_THREAD_MULTIPLE): every mpix call that needs the
- * runtime returns MPI_ERR_OTHER, none hangs or crashes, and plain MPI keeps working. Written in
- * C, so it also checks that mpix.h is a plain C header. Prints "N passed, N failed". */
+/* MPI without MPI_THREAD_MULTIPLE, which mpix's agent thread needs: every mpix call that needs
+ * the runtime returns MPI_ERR_OTHER, none hangs or crashes, and plain MPI and host streams keep
+ * working. Two builds of this file:
+ *  - MPIX_TEST_CAP_THREAD_LEVEL: a library that cannot give MPI_THREAD_MULTIPLE, simulated by
+ *    interposing PMPI_Init_thread / PMPI_Query_thread in the executable (it comes first in the
+ *    dynamic linker's search order, so mpix's MPI_Init wrapper calls these), which call the real
+ *    ones and answer MPI_THREAD_SERIALIZED. mpix's MPI_Init_thread then reports SERIALIZED.
+ *  - otherwise: libmpi linked before libmpix, so libmpi's MPI_Init wins over mpix's wrapper and
+ *    MPI runs at the level the application asked for (MPI_THREAD_SINGLE).
+ * Written in C, so it also checks that mpix.h is a plain C header. Prints "N passed, N failed". */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mpix/mpix.h"
 #include "mpix/mpix_host_stream.h"
+
+#ifdef MPIX_TEST_CAP_THREAD_LEVEL
+#define CAPPED_LEVEL MPI_THREAD_SERIALIZED
+
+static void *real(const char *name) {
+  void *fn = dlsym(RTLD_NEXT, name);
+  if (!fn) {
+    fprintf(stderr, "thread_cap_test: %s not found after the executable\n", name);
+    abort();
+  }
+  return fn;
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  int (*fn)(int *, char ***, int, int *) =
+      (int (*)(int *, char ***, int, int *))real("PMPI_Init_thread");
+  int rc = fn(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS && *provided > CAPPED_LEVEL) *provided = CAPPED_LEVEL;
+  return rc;
+}
+
+int PMPI_Query_thread(int *provided) {
+  int (*fn)(int *) = (int (*)(int *))real("PMPI_Query_thread");
+  int rc = fn(provided);
+  if (rc == MPI_SUCCESS && *provided > CAPPED_LEVEL) *provided = CAPPED_LEVEL;
+  return rc;
+}
+#endif
 
 static int passed, failed;
 
@@ -24,18 +62,30 @@ static void expect_class(int rc, int want, const char *what, int rank) {
 
 int main(int argc, char **argv) {
   int rank = 0, size = 0, provided = -1;
+#ifdef MPIX_TEST_CAP_THREAD_LEVEL
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+#else
   MPI_Init(&argc, &argv);
-  MPI_Query_thread(&provided);
+#endif
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   /* Errors must come back, not abort: mpix invokes the communicator's error handler. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+#ifdef MPIX_TEST_CAP_THREAD_LEVEL
+  /* What the library gave, and MPI_Query_thread agrees. */
+  if (provided == CAPPED_LEVEL) ++passed; else ++failed;
+  provided = -1;
+  MPI_Query_thread(&provided);
+  if (provided == CAPPED_LEVEL) ++passed; else ++failed;
+#else
+  MPI_Query_thread(&provided);
   if (provided == MPI_THREAD_MULTIPLE) {
     /* Some MPI builds always give MULTIPLE; then there is nothing to test. */
     if (rank == 0) printf("MPI_Init gave MPI_THREAD_MULTIPLE: nothing to test (skipped)\n");
     MPI_Finalize();
     return 0;
   }
+#endif
 
   int buf[4] = {1, 2, 3, 4}, sum[4];
   MPI_Request req = MPI_REQUEST_NULL;
