@@ -109,7 +109,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // Device buffers the provider cannot reach go through pinned bounce buffers.
   // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
   if (st.is_ok())
-    st = staging_setup(*op, *be, prov->caps().device_memory,
+    st = staging_setup(*op, *be, prov->reads_device(*op),
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
   // Provider ofi keeps the stream's copies: with agent copies, a GPU pipeline test under
   // ofi:tcp (libfabric 1.17) stalled on the GPU machine, not yet understood (session 3).
