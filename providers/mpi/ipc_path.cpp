@@ -129,6 +129,7 @@ bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
 IpcPath::~IpcPath() {
   // At shutdown (the agent has stopped): unmap what this process mapped.
   for (auto &m : maps_) m.second.be->ipc_close(m.second.device, m.second.base);
+  for (auto &m : retired_) m.be->ipc_close(m.device, m.base);
 }
 
 Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
@@ -211,12 +212,17 @@ bool IpcPath::progress(std::vector<Op *> &done) {
 Status IpcPath::map(const IpcRts &rts, Backend *be, int device, char **base) {
   Mapping &m = maps_[std::make_tuple(rts.host, rts.pid, rts.base)];
   if (m.base && m.buffer_id != rts.buffer_id) {
-    // The sender freed that allocation and made another at the same address: the old mapping
-    // shows freed memory (no copy can still use it: its sends were answered).
+    // The sender freed that allocation and made another at the same address. The old mapping
+    // is kept, not closed: unmapping (cudaIpcCloseMemHandle) waits for the device, and a
+    // stream of this process may be waiting for this very agent. Closed at MPI_Finalize.
     MPIX_LOG(debug, "mpi", "GPU-direct: allocation at %#llx of process %lld was re-made; "
              "mapping it anew", static_cast<unsigned long long>(rts.base),
              static_cast<long long>(rts.pid));
-    m.be->ipc_close(m.device, m.base);
+    retired_.push_back(m);
+    if (retired_.size() == 64)
+      MPIX_LOG(warn, "mpi", "GPU-direct: 64 mappings of device buffers that their senders "
+               "freed are held until MPI_Finalize (a code that frees and re-allocates its "
+               "communication buffers; allocate them once to avoid it)");
     m.base = nullptr;
   }
   if (!m.base) {

@@ -12,7 +12,8 @@
 //   receiver's agent, which matches every receive on such a communicator itself (the matcher
 //   of mpi_chunk.hpp), on a header that checks out:
 //     maps the allocation (cached per sender process and allocation; mapped anew when the
-//     buffer id differs, i.e. the sender freed the buffer and its address was reused), copies
+//     buffer id differs, i.e. the sender freed the buffer and its address was reused; the old
+//     mapping is closed only at MPI_Finalize, since unmapping waits for the device), copies
 //     the message into the receive buffer on the agent's copy stream of its device, and once
 //     the copy has run answers with an IpcFin; the send completes with the answer.
 //
@@ -144,6 +145,7 @@ class IpcPath {
   // (sender host, sender pid, allocation start) -> mapping; (device, start) -> handle.
   std::map<std::tuple<uint64_t, int64_t, uint64_t>, Mapping> maps_;
   std::map<std::pair<int, uint64_t>, Exported> exports_;
+  std::vector<Mapping> retired_;  // of freed allocations; closed at shutdown
 };
 
 }  // namespace mpix
