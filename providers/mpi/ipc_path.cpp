@@ -21,10 +21,7 @@ uint64_t host_hash() {
   return static_cast<uint64_t>(std::hash<std::string>{}(name)) | 1;  // 0: unknown
 }
 
-bool gpu_direct_wanted() {
-  const char *v = setting_str(Setting::gpu_direct);
-  return std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0;
-}
+bool gpu_direct_wanted() { return std::strcmp(setting_str(Setting::gpu_direct), "auto") == 0; }
 
 }  // namespace
 
