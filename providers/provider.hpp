@@ -14,6 +14,13 @@
 namespace mpix {
 
 struct Op;
+class Backend;
+
+// What a provider may need of a new stream communicator's stream (GPU-direct).
+struct CommStreamInfo {
+  Backend *backend = nullptr;  // the stream's backend; null for none or a general stream
+  int device = -1;             // its device; -1 for a host stream
+};
 
 struct ProviderCaps {
   bool native_triggers = false;  // arm() posts the op; fire() is a counter increment
@@ -45,6 +52,12 @@ class Provider {
     out->reset();
     return {};
   }
+  // comm_open, told about the communicator's stream (what MPIX_Stream_comm_create calls).
+  virtual Status comm_open_on_stream(MPI_Comm comm, const CommStreamInfo &si,
+                                     std::unique_ptr<ProviderComm> *out) {
+    (void)si;
+    return comm_open(comm, out);
+  }
   // Local: state for a duplicate of a stream communicator (MPI_Comm_dup / idup keep the stream).
   virtual Status comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) {
     (void)old;
@@ -55,6 +68,12 @@ class Provider {
   virtual Status validate(const Op &op) {
     (void)op;
     return {};
+  }
+  // Enqueuing thread: whether the provider reads @p op's device buffers as they are (no
+  // staging): every op where it can read device memory, some where it has a direct path.
+  virtual bool reads_device(const Op &op) {
+    (void)op;
+    return caps().device_memory;
   }
   // Enqueuing thread, before the stream can reach the op. Native-trigger providers post here.
   virtual Status arm(Op &op) {

@@ -74,7 +74,8 @@ Matcher::~Matcher() {
              "mpix receive took", held.size());
 }
 
-Status chunk_comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) {
+Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si,
+                       std::unique_ptr<ProviderComm> *out) {
   out->reset();
   const long c = setting_long(Setting::staging_chunk);
   long mine[2] = {c, -c}, agg[2] = {0, 0};
@@ -86,7 +87,19 @@ Status chunk_comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) {
   if (c < 0 || c > INT_MAX - static_cast<long>(kHeader))
     return make_status(MPI_ERR_ARG, "MPIX_STAGING_CHUNK=%ld is out of range (0 .. %ld bytes)", c,
                        static_cast<long>(INT_MAX - kHeader));
-  if (c == 0) return {};
+  std::shared_ptr<IpcShared> ipc;
+  MPIX_TRY(ipc_comm_open(comm, si.backend, si.device, c != 0, &ipc));
+  if (c == 0) {
+    if (!ipc) return {};
+    // GPU-direct peers, no chunks: mpix matches the receives, to find the peers' headers.
+    auto mc = std::make_unique<MpiComm>();
+    mc->shared = std::make_shared<ChunkShared>();
+    mc->matcher->shared = mc->shared;
+    mc->matcher->ipc = ipc;
+    mc->ipc = std::move(ipc);
+    *out = std::move(mc);
+    return {};
+  }
   auto sh = std::make_shared<ChunkShared>();
   sh->chunk = static_cast<std::size_t>(c);
   int rank = 0, *ub = nullptr, flag = 0;
@@ -110,6 +123,8 @@ Status chunk_comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *ou
   auto mc = std::make_unique<MpiComm>();
   mc->shared = static_cast<const MpiComm *>(old)->shared;
   mc->matcher->shared = mc->shared;
+  mc->ipc = static_cast<const MpiComm *>(old)->ipc;
+  mc->matcher->ipc = mc->ipc;
   *out = std::move(mc);
   return {};
 }
@@ -145,7 +160,9 @@ struct ChunkRecv {
   Op *op = nullptr;
   std::shared_ptr<ChunkShared> shared;
   MPI_Status probe{};
-  enum class Phase { first, rest, plain } phase = Phase::plain;
+  // first: a possible first piece is arriving; rest: the other pieces; plain: one message;
+  // rts: a possible GPU-direct header is arriving; copy: its message is being copied in.
+  enum class Phase { first, rest, plain, rts, copy } phase = Phase::plain;
   bool contiguous = false;  // the receive is cap bytes at op->rbuf, in order
   uint64_t cap = 0;         // bytes the receive can hold
   uint64_t elem = 1;        // bytes per element of its datatype
@@ -158,6 +175,10 @@ struct ChunkRecv {
   bool in_place = false;   // the pieces land in the receive buffer (a bounce buffer, if staged)
   std::size_t arrived = 0; // pieces 1.. received, in order
   std::vector<MPI_Request> reqs;
+  IpcRts rts{};             // a GPU-direct header (Phase::rts / copy)
+  Backend *be = nullptr;    // where its copy runs
+  int device = -1;
+  uint64_t ticket = 0;
 
   // Pieces complete in order as a rule; counts those done from the first, and tells a staged
   // receive's stream (which copies piece i in once it is there) how far it may go.
@@ -243,6 +264,66 @@ struct ChunkRecv {
     return {};
   }
 
+  // A header-sized message arrived: a GPU-direct header, or a plain message of that size.
+  Status rts_done(IpcPath &path) {
+    std::memcpy(&rts, temp.data(), sizeof rts);
+    if (rts.magic != kIpcRtsMagic) {
+      msg = sizeof rts;
+      phase = Phase::plain;
+      if (msg > cap) {
+        err = MPI_ERR_TRUNCATE;
+        written = 0;
+      } else if (contiguous) {
+        std::memcpy(op->rbuf, temp.data(), sizeof rts);
+        written = msg;
+      } else {
+        MPIX_TRY(unpack_temp(msg));
+      }
+      return {};
+    }
+    msg = rts.bytes;
+    if (msg > cap) {
+      // MPI_ERR_TRUNCATE, nothing copied; the sender hears the error and completes.
+      err = MPI_ERR_TRUNCATE;
+      written = 0;
+      phase = Phase::plain;
+      return answer(path);
+    }
+    ExecStream *ex = nullptr;
+    MPIX_TRY(op->stream->exec(&ex));
+    be = op->stream->backend();
+    device = ex->device();
+    // Into device memory directly where the receive is staged and dense (the staging's copy in
+    // then does nothing), else into what the provider receives into (host memory or the bounce
+    // buffer, which the staging copies in as usual), else into a temporary to unpack.
+    void *dst = nullptr;
+    if (op->staging) dst = staging_direct_target(*op->staging);
+    unpack = false;
+    if (!dst && contiguous) dst = op->rbuf;
+    if (!dst) {
+      temp.resize(msg);
+      dst = temp.data();
+      unpack = true;
+    }
+    MPIX_TRY(path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, &ticket));
+    phase = Phase::copy;
+    return {};
+  }
+
+  // The GPU-direct copy has run (or was refused): tell the sender, fill in the receive.
+  Status copy_done(IpcPath &path) {
+    if (unpack) MPIX_TRY(unpack_temp(msg));
+    else written = msg;
+    phase = Phase::plain;
+    return answer(path);
+  }
+
+  Status answer(IpcPath &path) {
+    return path.answer(*ipc, probe.MPI_SOURCE, rts, err, written);
+  }
+
+  std::shared_ptr<IpcShared> ipc;
+
   void finish() {
     op->status = MPI_Status{};
     op->status.MPI_SOURCE = probe.MPI_SOURCE;
@@ -260,14 +341,18 @@ ChunkEngine::ChunkEngine() = default;
 ChunkEngine::~ChunkEngine() = default;
 
 bool ChunkEngine::takes(const Op &op) {
-  if (!chunk_comm(op)) return false;
+  MpiComm *mc = chunk_comm(op);
+  if (!mc) return false;
   if (op.kind == OpKind::recv) return op.peer != MPI_PROC_NULL;
-  return op.kind == OpKind::send && op.staging && staging_pieces(*op.staging) > 1;
+  if (op.kind != OpKind::send) return false;
+  if (!op.staging) return ipc_sends_direct(op, mc->ipc.get());
+  return staging_pieces(*op.staging) > 1;
 }
 
 Status ChunkEngine::fire(Op &op) {
   MpiComm *mc = chunk_comm(op);
   if (op.kind == OpKind::recv) return post_recv(op, *mc->matcher, mc->matcher);
+  if (!op.staging) return ipc_.fire_send(op, *mc->ipc);
   auto s = std::make_unique<ChunkSend>();
   s->op = &op;
   s->shared = mc->shared;
@@ -321,6 +406,7 @@ Status ChunkEngine::start_recv(Op &op, Matcher &m, MPI_Message msg, const MPI_St
   r->op = &op;
   r->shared = m.shared;
   r->probe = st;
+  r->ipc = m.ipc;
   MPI_Count size = 0, tlb = 0, text = 0;
   MPIX_MPI_CHECK(MPI_Type_size_x(op.dt, &size));
   MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
@@ -331,7 +417,13 @@ Status ChunkEngine::start_recv(Op &op, Matcher &m, MPI_Message msg, const MPI_St
   const uint64_t bytes = bytes_of(st);
   const std::size_t c = m.shared->chunk;
   MPI_Request req = MPI_REQUEST_NULL;
-  if (bytes == c + kHeader) {
+  if (m.ipc && bytes == sizeof(IpcRts) && m.ipc->direct.size() > static_cast<std::size_t>(st.MPI_SOURCE) &&
+      m.ipc->direct[static_cast<std::size_t>(st.MPI_SOURCE)]) {
+    r->phase = ChunkRecv::Phase::rts;
+    r->temp.resize(sizeof(IpcRts));
+    MPIX_MPI_CHECK(MPI_Imrecv(r->temp.data(), static_cast<int>(sizeof(IpcRts)), MPI_BYTE, &msg,
+                              &req));
+  } else if (c > 0 && bytes == c + kHeader) {
     r->phase = ChunkRecv::Phase::first;
     if (r->contiguous && r->cap >= c) {
       MPI_Datatype t = MPI_DATATYPE_NULL;
@@ -410,7 +502,7 @@ bool ChunkEngine::probe(Matcher &m, std::vector<Op *> &done) {
 }
 
 bool ChunkEngine::progress(std::vector<Op *> &done) {
-  bool any = false;
+  bool any = ipc_.busy() && ipc_.progress(done);
   for (std::size_t i = 0; i < matchers_.size();) {
     Matcher &m = *matchers_[i];
     any |= probe(m, done);
@@ -451,9 +543,26 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
   for (std::size_t i = 0; i < recvs_.size();) {
     ChunkRecv &r = *recvs_[i];
     bool all = false;
-    Status st = r.phase == ChunkRecv::Phase::rest ? r.test_pieces(&all) : test_all(r.reqs, &all);
+    Status st;
+    if (r.phase == ChunkRecv::Phase::copy) {
+      if (!r.be->agent_copy_done(r.device, r.ticket)) {
+        ++i;
+        continue;
+      }
+      st = r.copy_done(ipc_);
+      all = true;
+    } else {
+      st = r.phase == ChunkRecv::Phase::rest ? r.test_pieces(&all) : test_all(r.reqs, &all);
+    }
     bool finished = !st.is_ok();
-    if (st.is_ok() && all) {
+    if (st.is_ok() && all && r.phase == ChunkRecv::Phase::rts) {
+      any = true;
+      r.reqs.clear();
+      st = r.rts_done(ipc_);
+      finished = !st.is_ok() || r.phase == ChunkRecv::Phase::plain;
+    } else if (st.is_ok() && all && r.phase == ChunkRecv::Phase::plain && r.reqs.empty()) {
+      finished = true;  // a GPU-direct receive, copied and answered
+    } else if (st.is_ok() && all) {
       any = true;
       if (r.phase == ChunkRecv::Phase::first) {
         st = r.first_done();

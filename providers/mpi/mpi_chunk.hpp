@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/status.hpp"
+#include "providers/mpi/ipc_path.hpp"
 #include "providers/provider.hpp"
 
 namespace mpix {
@@ -65,29 +66,33 @@ struct Matcher {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (set by its first receive)
   std::deque<Op *> pending;       // posted, unmatched, in post order
   std::deque<Held> held;          // probed, unmatched, in arrival order
+  std::shared_ptr<IpcShared> ipc; // GPU-direct peers (ipc_path.hpp): their headers are taken
   bool active = false;            // in the engine's list of matchers to probe
   ~Matcher();
 };
 
-// Provider mpi's state of a chunk-enabled communicator (no state when chunking is off).
+// Provider mpi's state of a chunk-enabled communicator, or of one with GPU-direct peers (no
+// state when neither): receives on it are matched by mpix.
 class MpiComm final : public ProviderComm {
  public:
   std::size_t staging_chunk() const override { return shared->chunk; }
   std::shared_ptr<ChunkShared> shared;
   std::shared_ptr<Matcher> matcher = std::make_shared<Matcher>();
+  std::shared_ptr<IpcShared> ipc;  // null without GPU-direct peers
 };
 
 // Collective over @p comm: checks that every rank has the same MPIX_STAGING_CHUNK (MPI_ERR_ARG
 // on every rank if not) and, when it is set, makes the communicator's state.
-Status chunk_comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out);
+// Also decides the GPU-direct peers (ipc_comm_open), collectively.
+Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si, std::unique_ptr<ProviderComm> *out);
 // Local: the state of a duplicate (shares the private communicator, matches on its own).
 Status chunk_comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out);
 
 struct ChunkSend;
 struct ChunkRecv;
 
-// The ops provider mpi hands over: chunked sends and every receive on a chunk-enabled
-// communicator. Agent thread only.
+// The ops provider mpi hands over: chunked sends, GPU-direct sends and every receive on a
+// communicator with mpix matching. Agent thread only.
 class ChunkEngine {
  public:
   ChunkEngine();
@@ -96,7 +101,9 @@ class ChunkEngine {
   static bool takes(const Op &op);
   Status fire(Op &op);
   bool progress(std::vector<Op *> &done);
-  bool busy() const { return !sends_.empty() || !recvs_.empty() || !matchers_.empty(); }
+  bool busy() const {
+    return !sends_.empty() || !recvs_.empty() || !matchers_.empty() || ipc_.busy();
+  }
 
  private:
   Status post_recv(Op &op, Matcher &m, const std::shared_ptr<Matcher> &owner);
@@ -106,6 +113,7 @@ class ChunkEngine {
   std::vector<std::unique_ptr<ChunkSend>> sends_;
   std::vector<std::unique_ptr<ChunkRecv>> recvs_;
   std::vector<std::shared_ptr<Matcher>> matchers_;  // with pending receives
+  IpcPath ipc_;
 };
 
 }  // namespace mpix

@@ -1,8 +1,15 @@
 #include "providers/mpi/mpi_provider.hpp"
 
+#include "core/comm_ctx.hpp"
 #include "core/op.hpp"
 
 namespace mpix {
+
+bool MpiProvider::reads_device(const Op &op) {
+  const auto *mc = op.ctx && op.ctx->prov ? dynamic_cast<const MpiComm *>(op.ctx->prov.get())
+                                          : nullptr;
+  return mc && ipc_sends_direct(op, mc->ipc.get());
+}
 
 Status MpiProvider::fire(Op &op) {
   if (ChunkEngine::takes(op)) return chunks_.fire(op);

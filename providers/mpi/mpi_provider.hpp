@@ -23,11 +23,17 @@ class MpiProvider final : public Provider {
     return c;
   }
   Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override {
-    return chunk_comm_open(comm, out);
+    return chunk_comm_open(comm, CommStreamInfo{}, out);
+  }
+  Status comm_open_on_stream(MPI_Comm comm, const CommStreamInfo &si,
+                             std::unique_ptr<ProviderComm> *out) override {
+    return chunk_comm_open(comm, si, out);
   }
   Status comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) override {
     return chunk_comm_dup(old, out);
   }
+  // GPU-direct sends (ipc_path.hpp) are not staged.
+  bool reads_device(const Op &op) override;
   Status fire(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override { return !posted_.empty() || chunks_.busy(); }

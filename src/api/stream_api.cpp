@@ -131,7 +131,16 @@ Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
   if (st.is_ok() && any_bad)
     st = make_status(MPI_ERR_OTHER, "another rank passed a bad argument; no communicator made");
   // Collective on every rank, whether or not this rank passed a stream.
-  if (st.is_ok()) st = prov->comm_open(dup, &ctx->prov);
+  CommStreamInfo si;
+  if (st.is_ok() && ctx->stream && ctx->stream->kind() != StreamKind::general &&
+      ctx->stream->kind() != StreamKind::host) {
+    ExecStream *ex = nullptr;
+    if (ctx->stream->exec(&ex).is_ok()) {
+      si.backend = ctx->stream->backend();
+      si.device = ex->device();
+    }
+  }
+  if (st.is_ok()) st = prov->comm_open_on_stream(dup, si, &ctx->prov);
   if (st.is_ok()) {
     if (ctx->stream) ctx->stream->attached_comms.fetch_add(1);
     st = comm_ctx_attach(dup, std::move(ctx));

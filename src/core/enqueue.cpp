@@ -111,8 +111,10 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
   // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE).
   const ProviderCaps caps = prov->caps();
-  const bool unstaged =
-      caps.device_memory || (caps.mpi_buffers && aware_choice(be->kind()).direct);
+  // Same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
+  const bool unstaged = caps.device_memory ||
+                        (caps.mpi_buffers && aware_choice(be->kind()).direct) ||
+                        prov->reads_device(*op);
   if (st.is_ok())
     st = staging_setup(*op, *be, unstaged,
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);

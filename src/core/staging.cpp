@@ -126,6 +126,7 @@ struct Staging {
   uint64_t *piece_word = nullptr;  // pieces of the message in the bounce buffer (pinned)
   bool pipelined = false;
   std::atomic<bool> copied_in{false};
+  bool delivered = false;  // agent thread: the message went straight into the user's buffer
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy-in is queued
   uint64_t release_value = 0;
   // Small dense messages: the agent copies, not the stream (staging_use_agent).
@@ -266,6 +267,7 @@ void staging_received(Staging &stg, const MPI_Status &st) {
   MPI_Count n = 0;
   MPI_Status copy = st;  // MPI_Get_elements_x takes a non-const status in MPI-3 bindings
   if (MPI_Get_elements_x(&copy, MPI_BYTE, &n) != MPI_SUCCESS || n < 0) n = 0;
+  if (stg.delivered) n = 0;  // already in place: the stream's copy in copies nothing
   store_signal(stg.len_word, static_cast<uint64_t>(n));
   // Every piece wait of a pipelined copy in passes now (pieces past the message copy nothing).
   store_signal(stg.piece_word, uint64_t{1} << 62);
@@ -324,7 +326,7 @@ Status staging_copy_in(Staging &stg, ExecStream &ex, const uint64_t *trigger_wor
 }
 
 Status staging_copy_in_on_host(Staging &stg) {
-  if (!stg.has_in || stg.copied_in.exchange(true)) return {};
+  if (!stg.has_in || stg.copied_in.exchange(true) || stg.delivered) return {};
   const Staging::Copy &c = stg.in;
   if (stg.clip) {
     const uint64_t n = load_signal(stg.len_word);
@@ -360,7 +362,7 @@ Status staging_agent_copy_out(Staging &stg) {
 
 Status staging_agent_copy_in(Staging &stg, std::size_t received, bool *issued) {
   *issued = false;
-  if (!stg.has_in || stg.copied_in.exchange(true)) return {};
+  if (!stg.has_in || stg.copied_in.exchange(true) || stg.delivered) return {};
   const Staging::Copy &c = stg.in;
   const std::size_t n = received < c.bytes ? received : c.bytes;
   // Pieces of a chunked message copied in as they arrived: wait for those copies too.
@@ -374,6 +376,15 @@ Status staging_agent_copy_in(Staging &stg, std::size_t received, bool *issued) {
 
 bool staging_agent_copied(const Staging &stg) {
   return stg.be->agent_copy_done(stg.agent_dev, stg.agent_ticket);
+}
+
+void *staging_direct_target(Staging &stg) {
+  // The stream's copy in must read the length at run time (clip), or be the agent's; a
+  // pipelined (chunked) receive copies piece by piece and is left alone.
+  if (!stg.has_in || !stg.short_ok || stg.in.runs || stg.pipelined || stg.recv_chunk) return nullptr;
+  if (!stg.on_agent && !stg.clip) return nullptr;
+  stg.delivered = true;
+  return stg.in.user;
 }
 
 StagingPoolStats staging_pool_stats() { return pool().stats(); }

@@ -108,6 +108,12 @@ Status staging_agent_copy_in(Staging &stg, std::size_t received, bool *issued);
 // Agent thread: have the copies issued so far run?
 bool staging_agent_copied(const Staging &stg);
 
+// Agent thread, GPU-direct receives (providers/mpi/ipc_path.hpp): the user's device buffer, if
+// the message may be copied straight into it — a dense receive whose copy in goes by the
+// received length (the agent's copy, or the stream's length-reading one) — or null. Once
+// given, the staging's copy in copies nothing: the message is already in place.
+void *staging_direct_target(Staging &stg);
+
 // Bounce buffers held by the pool (free or waiting for their stream) and in use, for tests.
 struct StagingPoolStats {
   std::size_t cached = 0;

@@ -155,8 +155,52 @@ class Backend {
     (void)ticket;
     return true;
   }
+  // CUDA IPC (same-node GPU-direct, providers/mpi/ipc_path.hpp). ipc_range: the start of
+  // the device allocation holding @p p and its buffer id (unique per allocation for the
+  // process's life, so a freed and re-made allocation at the same address has another).
+  // ipc_handle: the IPC handle of the allocation starting at @p base. ipc_open: maps an
+  // allocation another process exported into this one, on @p device, until ipc_close.
+  // ipc_device_uuid: the device's UUID, so that ranks can tell whether they share a GPU;
+  // ipc_can_reach: whether @p device can map memory of the device with UUID @p uuid (the same
+  // GPU, or a visible peer with peer access).
+  virtual Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) {
+    (void)p;
+    (void)base;
+    (void)buffer_id;
+    return no_ipc();
+  }
+  virtual Status ipc_handle(uint64_t base, unsigned char (&handle)[64]) {
+    (void)base;
+    (void)handle;
+    return no_ipc();
+  }
+  virtual Status ipc_open(int device, const unsigned char (&handle)[64], void **base) {
+    (void)device;
+    (void)handle;
+    (void)base;
+    return no_ipc();
+  }
+  virtual void ipc_close(int device, void *base) {
+    (void)device;
+    (void)base;
+  }
+  virtual Status ipc_device_uuid(int device, unsigned char (&uuid)[16]) {
+    (void)device;
+    (void)uuid;
+    return no_ipc();
+  }
+  virtual bool ipc_can_reach(int device, const unsigned char (&uuid)[16]) {
+    (void)device;
+    (void)uuid;
+    return false;
+  }
   // One-line description for mpix_info (devices, versions, what was found).
   virtual std::string describe() const = 0;
+
+ private:
+  static Status no_ipc() {
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "this stream backend has no IPC");
+  }
 };
 
 // The backend of a kind, or an error saying it was not built / has no device.

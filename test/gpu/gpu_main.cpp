@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "catch.hpp"
 #include "test_kernels.hpp"
@@ -22,6 +23,10 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // MPIX_TEST_GPU_DIRECT_OFF_RANK=r: rank r turns GPU-direct off (its pairs take the staged
+  // path), before mpix reads its settings at its first call.
+  if (const char *off = std::getenv("MPIX_TEST_GPU_DIRECT_OFF_RANK"))
+    if (std::atoi(off) == rank) setenv("MPIX_GPU_DIRECT", "off", 1);
 
   int ndev = 0;
   cudaError_t rc = cudaGetDeviceCount(&ndev);

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -159,6 +160,39 @@ class GpuBackend final : public Backend {
     if (device < 0 && !Api::get_device(&device).is_ok()) return false;
     const Side &sd = side_[device];
     return !sd.ex || reached(load_signal(sd.word.word), ticket);
+  }
+
+  Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) override {
+    MPIX_TRY(start());
+    return Api::ipc_range(p, base, buffer_id);
+  }
+  Status ipc_handle(uint64_t base, unsigned char (&handle)[64]) override {
+    MPIX_TRY(start());
+    return Api::ipc_handle(base, handle);
+  }
+  Status ipc_open(int device, const unsigned char (&handle)[64], void **base) override {
+    MPIX_TRY(start());
+    DeviceGuard<Api> g(device);
+    MPIX_TRY(g.status());
+    return Api::ipc_open(handle, base);
+  }
+  void ipc_close(int device, void *base) override {
+    DeviceGuard<Api> g(device);
+    if (g.status().is_ok()) Api::ipc_close(base);
+  }
+  Status ipc_device_uuid(int device, unsigned char (&uuid)[16]) override {
+    MPIX_TRY(start());
+    return Api::device_uuid(device, uuid);
+  }
+  bool ipc_can_reach(int device, const unsigned char (&uuid)[16]) override {
+    if (!start().is_ok()) return false;
+    const int n = static_cast<int>(devices_.size());
+    for (int d = 0; d < n; ++d) {
+      unsigned char u[16] = {};
+      if (!Api::device_uuid(d, u).is_ok() || std::memcmp(u, uuid, 16) != 0) continue;
+      return d == device || Api::can_access_peer(device, d);
+    }
+    return false;  // not visible here
   }
 
   std::string describe() const override {

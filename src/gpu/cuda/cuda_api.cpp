@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/log.hpp"
@@ -22,6 +23,7 @@ struct DriverFns {
   // Optional: used to check what the user handed us and how modules load.
   CUresult (*stream_ctx)(CUstream, CUcontext *) = nullptr;
   CUresult (*loading_mode)(CUmoduleLoadingMode *) = nullptr;
+  CUresult (*pointer_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
 };
 DriverFns g_drv;
 
@@ -89,6 +91,8 @@ Status CudaApi::init() {
   MPIX_TRY(resolve("cuGetErrorString", &g_drv.error_string));
   if (!resolve("cuStreamGetCtx", &g_drv.stream_ctx).is_ok()) g_drv.stream_ctx = nullptr;
   if (!resolve("cuModuleGetLoadingMode", &g_drv.loading_mode).is_ok()) g_drv.loading_mode = nullptr;
+  // Optional: only GPU-direct (CUDA IPC) needs it, and says so if it is missing.
+  if (!resolve("cuPointerGetAttributes", &g_drv.pointer_attrs).is_ok()) g_drv.pointer_attrs = nullptr;
   return {};
 }
 
@@ -332,6 +336,57 @@ Status CudaApi::host_device_pointer(void *host, uint64_t *dev) {
   MPIX_CUDA_CHECK(cudaHostGetDevicePointer(&d, host, 0));
   *dev = reinterpret_cast<uint64_t>(d);
   return {};
+}
+
+Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) {
+  if (!g_drv.pointer_attrs)
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "the CUDA driver has no cuPointerGetAttributes");
+  CUdeviceptr start = 0;
+  unsigned long long id = 0;
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                  CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void *data[2] = {&start, &id};
+  MPIX_CU_CHECK(g_drv.pointer_attrs(2, attrs, data, reinterpret_cast<CUdeviceptr>(p)));
+  *base = static_cast<uint64_t>(start);
+  *buffer_id = static_cast<uint64_t>(id);
+  return {};
+}
+
+Status CudaApi::ipc_handle(uint64_t base, unsigned char (&handle)[64]) {
+  cudaIpcMemHandle_t h;
+  static_assert(sizeof h == sizeof handle, "cudaIpcMemHandle_t is 64 bytes");
+  MPIX_CUDA_CHECK(cudaIpcGetMemHandle(&h, reinterpret_cast<void *>(base)));
+  std::memcpy(handle, &h, sizeof h);
+  return {};
+}
+
+Status CudaApi::ipc_open(const unsigned char (&handle)[64], void **base) {
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle, sizeof h);
+  MPIX_CUDA_CHECK(cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess));
+  return {};
+}
+
+void CudaApi::ipc_close(void *base) {
+  if (base && cudaIpcCloseMemHandle(base) != cudaSuccess) cudaGetLastError();
+}
+
+Status CudaApi::device_uuid(int dev, unsigned char (&uuid)[16]) {
+  cudaDeviceProp prop{};
+  MPIX_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  static_assert(sizeof prop.uuid == 16, "a CUDA device UUID is 16 bytes");
+  std::memcpy(uuid, &prop.uuid, 16);
+  return {};
+}
+
+bool CudaApi::can_access_peer(int dev, int peer) {
+  int ok = 0;
+  if (cudaDeviceCanAccessPeer(&ok, dev, peer) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return ok != 0;
 }
 
 }  // namespace mpix

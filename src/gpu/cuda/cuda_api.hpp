@@ -85,6 +85,15 @@ struct CudaApi {
   static void host_unregister(void *p);
   static Status host_device_pointer(void *host, uint64_t *dev);
 
+  // CUDA IPC (Backend::ipc_*): the allocation's start and buffer id from the driver's pointer
+  // attributes; cudaIpcGetMemHandle / OpenMemHandle / CloseMemHandle.
+  static Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id);
+  static Status ipc_handle(uint64_t base, unsigned char (&handle)[64]);
+  static Status ipc_open(const unsigned char (&handle)[64], void **base);
+  static void ipc_close(void *base);
+  static Status device_uuid(int dev, unsigned char (&uuid)[16]);
+  static bool can_access_peer(int dev, int peer);
+
   // 1-thread kernels of the `kernel` trigger mode (cuda_kernels.cu).
   static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);

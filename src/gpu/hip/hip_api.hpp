@@ -64,6 +64,17 @@ struct HipApi {
   static void host_unregister(void *p);
   static Status host_device_pointer(void *host, uint64_t *dev);
 
+  // CUDA IPC's twins are not wired up for HIP (never run here): GPU-direct stays off on HIP.
+  static Status ipc_range(const void *, uint64_t *, uint64_t *) { return no_ipc(); }
+  static Status ipc_handle(uint64_t, unsigned char (&)[64]) { return no_ipc(); }
+  static Status ipc_open(const unsigned char (&)[64], void **) { return no_ipc(); }
+  static void ipc_close(void *) {}
+  static Status device_uuid(int, unsigned char (&)[16]) { return no_ipc(); }
+  static bool can_access_peer(int, int) { return false; }
+  static Status no_ipc() {
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "GPU-direct (IPC) is not built for HIP");
+  }
+
   static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,

@@ -1,0 +1,253 @@
+#include "providers/mpi/ipc_path.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "core/log.hpp"
+#include "core/op.hpp"
+#include "core/settings.hpp"
+#include "core/stream.hpp"
+
+namespace mpix {
+
+namespace {
+
+uint64_t host_hash() {
+  char name[256] = {0};
+  gethostname(name, sizeof name - 1);
+  return static_cast<uint64_t>(std::hash<std::string>{}(name)) | 1;  // 0: unknown
+}
+
+bool gpu_direct_wanted() { return std::strcmp(setting_str(Setting::gpu_direct), "auto") == 0; }
+
+}  // namespace
+
+const char *ipc_pair_refusal(const IpcPeerInfo &me, const IpcPeerInfo &peer, bool reachable,
+                             bool self) {
+  if (self) return "itself";
+  if (!me.wants) return "GPU-direct is off here (MPIX_GPU_DIRECT=off, no CUDA stream, or no IPC)";
+  if (!peer.wants) return "GPU-direct is off at the peer";
+  if (me.host != peer.host) return "another node";
+  if (me.pid == peer.pid) return "the same process";
+  if (!reachable) return "this GPU cannot map the peer's GPU memory (no peer access)";
+  return nullptr;
+}
+
+IpcShared::~IpcShared() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && priv != MPI_COMM_NULL) MPI_Comm_free(&priv);
+}
+
+Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
+                     std::shared_ptr<IpcShared> *out) {
+  out->reset();
+  int rank = 0, size = 0;
+  MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPIX_MPI_CHECK(MPI_Comm_size(comm, &size));
+  IpcPeerInfo me;
+  me.host = host_hash();
+  me.pid = static_cast<int64_t>(getpid());
+  me.device = device;
+  // Chunked staging (MPIX_STAGING_CHUNK) has its own protocol on the private tags: not both.
+  if (backend && device >= 0 && gpu_direct_wanted() && !chunked &&
+      backend->ipc_device_uuid(device, me.uuid).is_ok())
+    me.wants = 1;
+  std::vector<IpcPeerInfo> all(static_cast<std::size_t>(size));
+  MPIX_MPI_CHECK(MPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm));
+  // My view of each pair, then both views: a pair is GPU-direct only if both ranks say so
+  // (a device may see its peer but not the other way round).
+  std::vector<uint8_t> mine(static_cast<std::size_t>(size), 0);
+  std::vector<std::string> why(static_cast<std::size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    const IpcPeerInfo &p = all[static_cast<std::size_t>(r)];
+    const bool reach = me.wants && p.wants && backend->ipc_can_reach(device, p.uuid);
+    const char *no = ipc_pair_refusal(me, p, reach, r == rank);
+    mine[static_cast<std::size_t>(r)] = no == nullptr;
+    why[static_cast<std::size_t>(r)] = no ? no : "";
+  }
+  std::vector<uint8_t> views(static_cast<std::size_t>(size) * static_cast<std::size_t>(size));
+  MPIX_MPI_CHECK(MPI_Allgather(mine.data(), size, MPI_BYTE, views.data(), size, MPI_BYTE, comm));
+  auto sh = std::make_shared<IpcShared>();
+  sh->direct.assign(static_cast<std::size_t>(size), 0);
+  bool any = false;
+  for (int r = 0; r < size; ++r) {
+    const bool theirs = views[static_cast<std::size_t>(r) * size + rank] != 0;
+    const bool both = mine[static_cast<std::size_t>(r)] && theirs;
+    sh->direct[static_cast<std::size_t>(r)] = both;
+    any |= both;
+    if (r == rank) continue;
+    if (both)
+      MPIX_LOG(info, "mpi", "peer %d: GPU-direct (CUDA IPC, %s GPU)", r,
+               std::memcmp(me.uuid, all[static_cast<std::size_t>(r)].uuid, 16) ? "peer" : "same");
+    else
+      MPIX_LOG(info, "mpi", "peer %d: staged path (%s)", r,
+               mine[static_cast<std::size_t>(r)] ? "the peer cannot map this GPU's memory"
+                                                 : why[static_cast<std::size_t>(r)].c_str());
+  }
+  // Every rank takes part in the split, so that none waits for a rank without direct peers.
+  MPI_Comm priv = MPI_COMM_NULL;
+  MPIX_MPI_CHECK(MPI_Comm_split(comm, 0, rank, &priv));
+  if (!any) {
+    MPI_Comm_free(&priv);
+    return {};
+  }
+  sh->priv = priv;
+  MPIX_MPI_CHECK(MPI_Comm_set_errhandler(sh->priv, MPI_ERRORS_RETURN));
+  int *ub = nullptr, flag = 0;
+  MPIX_MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+  if (flag && ub) sh->tag_ub = *ub;
+  sh->device = device;
+  sh->backend = backend;
+  *out = std::move(sh);
+  return {};
+}
+
+bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
+  if (!ipc || op.kind != OpKind::send || op.count <= 0 || op.dt_owned || !op.stream) return false;
+  if (op.peer < 0 || static_cast<std::size_t>(op.peer) >= ipc->direct.size() ||
+      !ipc->direct[static_cast<std::size_t>(op.peer)])
+    return false;
+  if (op.stream->backend() != ipc->backend ||
+      ipc->backend->classify(op.sbuf) != MemKind::device)
+    return false;
+  // A predefined type with holes (MPI_DOUBLE_INT, ...) is not a byte range.
+  MPI_Aint lb = 0, extent = 0;
+  int size = 0;
+  if (MPI_Type_size(op.dt, &size) != MPI_SUCCESS ||
+      MPI_Type_get_extent(op.dt, &lb, &extent) != MPI_SUCCESS)
+    return false;
+  return lb == 0 && extent == size && size > 0;
+}
+
+IpcPath::~IpcPath() {
+  // At shutdown (the agent has stopped): unmap what this process mapped.
+  for (auto &m : maps_) m.second.be->ipc_close(m.second.device, m.second.base);
+  for (auto &m : retired_) m.be->ipc_close(m.device, m.base);
+}
+
+Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
+  auto s = std::make_unique<Send>();
+  s->op = &op;
+  IpcRts &h = s->rts;
+  h.magic = kIpcRtsMagic;
+  int size = 0;
+  MPIX_MPI_CHECK(MPI_Type_size(op.dt, &size));
+  h.bytes = static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count);
+  static const uint64_t host = host_hash();
+  h.host = host;
+  h.pid = static_cast<int64_t>(getpid());
+  Backend *be = ipc.backend;
+  MPIX_TRY(be->ipc_range(op.sbuf, &h.base, &h.buffer_id));
+  h.offset = reinterpret_cast<uint64_t>(op.sbuf) - h.base;
+  // cudaIpcGetMemHandle once per allocation: keyed by its start, checked by its buffer id.
+  Exported &e = exports_[{ipc.device, h.base}];
+  if (e.buffer_id != h.buffer_id) {
+    MPIX_TRY(be->ipc_handle(h.base, e.handle));
+    e.buffer_id = h.buffer_id;
+  }
+  std::memcpy(h.handle, e.handle, sizeof h.handle);
+  h.token = ipc.next_token[op.peer]++;
+  const int tag = static_cast<int>(h.token % (static_cast<uint64_t>(ipc.tag_ub) + 1));
+  MPIX_MPI_CHECK(MPI_Irecv(&s->fin, sizeof s->fin, MPI_BYTE, op.peer, tag, ipc.priv, &s->reqs[1]));
+  int rc = MPI_Isend(&s->rts, sizeof s->rts, MPI_BYTE, op.peer, op.tag, op.comm, &s->reqs[0]);
+  if (rc != MPI_SUCCESS) {
+    MPI_Cancel(&s->reqs[1]);
+    MPI_Request_free(&s->reqs[1]);
+    return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
+  }
+  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)", op.peer,
+           op.tag, static_cast<unsigned long long>(h.bytes),
+           static_cast<unsigned long long>(h.token));
+  op.state.store(OpState::posted);
+  sends_.push_back(std::move(s));
+  return {};
+}
+
+bool IpcPath::progress(std::vector<Op *> &done) {
+  bool any = false;
+  for (std::size_t i = 0; i < sends_.size();) {
+    Send &s = *sends_[i];
+    int flag = 0;
+    int rc = MPI_Testall(2, s.reqs, &flag, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS && !flag) {
+      ++i;
+      continue;
+    }
+    Op *op = s.op;
+    op->status = MPI_Status{};
+    op->status.MPI_SOURCE = op->peer;
+    op->status.MPI_TAG = op->tag;
+    // A truncated receive is the receiver's error; the send itself succeeded.
+    op->status.MPI_ERROR = rc;
+    if (rc == MPI_SUCCESS && s.fin.magic != kIpcFinMagic) {
+      MPIX_LOG(error, "mpi", "GPU-direct send to %d: malformed answer", op->peer);
+      op->status.MPI_ERROR = MPI_ERR_INTERN;
+    }
+    MPI_Status_set_elements_x(&op->status, MPI_BYTE, static_cast<MPI_Count>(s.rts.bytes));
+    done.push_back(op);
+    sends_[i] = std::move(sends_.back());
+    sends_.pop_back();
+    any = true;
+  }
+  for (std::size_t i = 0; i < fins_.size();) {
+    int flag = 0;
+    if (MPI_Test(&fins_[i]->req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
+      ++i;
+      continue;
+    }
+    fins_[i] = std::move(fins_.back());
+    fins_.pop_back();
+    any = true;
+  }
+  return any;
+}
+
+Status IpcPath::map(const IpcRts &rts, Backend *be, int device, char **base) {
+  Mapping &m = maps_[std::make_tuple(rts.host, rts.pid, rts.base)];
+  if (m.base && m.buffer_id != rts.buffer_id) {
+    // The sender freed that allocation and made another at the same address. The old mapping
+    // is kept, not closed: unmapping (cudaIpcCloseMemHandle) waits for the device, and a
+    // stream of this process may be waiting for this very agent. Closed at MPI_Finalize.
+    MPIX_LOG(debug, "mpi", "GPU-direct: allocation at %#llx of process %lld was re-made; "
+             "mapping it anew", static_cast<unsigned long long>(rts.base),
+             static_cast<long long>(rts.pid));
+    retired_.push_back(m);
+    if (retired_.size() == 64)
+      MPIX_LOG(warn, "mpi", "GPU-direct: 64 mappings of device buffers that their senders "
+               "freed are held until MPI_Finalize (a code that frees and re-allocates its "
+               "communication buffers; allocate them once to avoid it)");
+    m.base = nullptr;
+  }
+  if (!m.base) {
+    void *p = nullptr;
+    MPIX_TRY(be->ipc_open(device, rts.handle, &p));
+    m.base = static_cast<char *>(p);
+    m.buffer_id = rts.buffer_id;
+    m.device = device;
+    m.be = be;
+  }
+  *base = m.base;
+  return {};
+}
+
+Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be,
+                           int device, uint64_t *ticket) {
+  char *base = nullptr;
+  MPIX_TRY(map(rts, be, device, &base));
+  return be->agent_copy(device, dst, base + rts.offset, bytes, ticket);
+}
+
+Status IpcPath::answer(IpcShared &ipc, int source, const IpcRts &rts, int error, uint64_t bytes) {
+  auto f = std::make_unique<Fin>();
+  f->fin = IpcFin{kIpcFinMagic, rts.token, error, bytes};
+  const int tag = static_cast<int>(rts.token % (static_cast<uint64_t>(ipc.tag_ub) + 1));
+  MPIX_MPI_CHECK(MPI_Isend(&f->fin, sizeof f->fin, MPI_BYTE, source, tag, ipc.priv, &f->req));
+  fins_.push_back(std::move(f));
+  return {};
+}
+
+}  // namespace mpix

@@ -1,0 +1,151 @@
+// Same-node GPU-direct on provider mpi (MPIX_GPU_DIRECT; docs/guide.md, "GPU-direct").
+//
+// Between two ranks of one node whose GPUs can map each other's memory (the same GPU, or two
+// GPUs with peer access), a send from device memory moves GPU to GPU in one copy, with no
+// bounce buffer and no MPI on the data path:
+//
+//   sender's agent, once its stream reaches the send:
+//     MPI_Isend of a 128-byte IpcRts {magic, length, the allocation's CUDA IPC handle, offset,
+//     buffer id, a token} on the USER communicator with the user's tag, so it is matched
+//     exactly as the data would be (wildcards, non-overtaking order, truncation);
+//     MPI_Irecv of the IpcFin answer on a private communicator, tagged by the token.
+//   receiver's agent, which matches every receive on such a communicator itself (the matcher
+//   of mpi_chunk.hpp), on a header that checks out:
+//     maps the allocation (cached per sender process and allocation; mapped anew when the
+//     buffer id differs, i.e. the sender freed the buffer and its address was reused; the old
+//     mapping is closed only at MPI_Finalize, since unmapping waits for the device), copies
+//     the message into the receive buffer on the agent's copy stream of its device, and once
+//     the copy has run answers with an IpcFin; the send completes with the answer.
+//
+// Chosen once per pair of ranks at MPIX_Stream_comm_create: both on CUDA streams, on one host,
+// the receiver's device able to map the sender's, MPIX_GPU_DIRECT not off on either, and both
+// ranks agreeing. Sends of host or managed memory, of datatypes with holes or derived ones,
+// and everything to other peers keep the staged path; receives take either kind of message.
+// The receiver's buffer is written only after its stream reached the receive (the agent posts
+// it then) and the sender's read only after its stream reached the send.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.hpp"
+#include "gpu/backend.hpp"
+
+namespace mpix {
+
+struct Op;
+
+constexpr uint64_t kIpcRtsMagic = 0x737472637069786dull;  // "mxipcrts"
+constexpr uint64_t kIpcFinMagic = 0x6e69666370697864ull;
+
+struct IpcRts {
+  uint64_t magic;
+  uint64_t bytes;      // of the message
+  uint64_t host;       // the sender's host (hash of its name) and process: the mapping cache key
+  int64_t pid;
+  uint64_t base;       // the allocation's start in the sender, and the message's offset in it
+  uint64_t offset;
+  uint64_t buffer_id;  // the allocation's id in the sender (a reused address has another)
+  uint64_t token;      // the tag of the answer on the private communicator
+  unsigned char handle[64];
+};
+static_assert(sizeof(IpcRts) == 128, "the rendezvous header is a wire format");
+
+struct IpcFin {
+  uint64_t magic;
+  uint64_t token;
+  int64_t error;   // MPI error class of the receive (MPI_ERR_TRUNCATE, ...); 0 on success
+  uint64_t bytes;  // copied
+};
+static_assert(sizeof(IpcFin) == 32, "the answer is a wire format");
+
+// What every rank tells the others at MPIX_Stream_comm_create (an MPI_Allgather).
+struct IpcPeerInfo {
+  uint64_t host = 0;  // hash of the host name
+  int64_t pid = 0;
+  int32_t wants = 0;  // MPIX_GPU_DIRECT not off, a CUDA stream whose backend has IPC
+  int32_t device = -1;
+  unsigned char uuid[16] = {};
+};
+static_assert(sizeof(IpcPeerInfo) == 40, "exchanged between ranks");
+
+// Why the pair (@p me, @p peer) keeps the staged path, or null for GPU-direct. @p reachable:
+// whether my device can map memory of the peer's (Backend::ipc_can_reach). Pure, for tests.
+const char *ipc_pair_refusal(const IpcPeerInfo &me, const IpcPeerInfo &peer, bool reachable,
+                             bool self);
+
+// The GPU-direct state of a stream communicator, shared by its duplicates.
+struct IpcShared {
+  MPI_Comm priv = MPI_COMM_NULL;  // IpcFin answers, tagged by the sender's token
+  int tag_ub = 32767;
+  int device = -1;                // this rank's device (of the communicator's stream)
+  Backend *backend = nullptr;
+  std::vector<uint8_t> direct;    // per rank of the communicator: 1 = GPU-direct
+  std::unordered_map<int, uint64_t> next_token;  // per destination; agent thread only
+  ~IpcShared();
+};
+
+// Collective over @p comm, on every rank: decides the GPU-direct pairs (every rank takes part,
+// whatever its own stream). *@p out stays null where this rank has no GPU-direct peer.
+// @p backend / @p device: this rank's stream backend and device (null / -1 for no CUDA stream).
+Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
+                     std::shared_ptr<IpcShared> *out);
+
+// Whether @p op, a send, goes GPU-direct: a dense predefined datatype in device memory, to a
+// GPU-direct peer. Any thread (the enqueuing one decides staging with it).
+bool ipc_sends_direct(const Op &op, const IpcShared *ipc);
+
+// The agent-thread side: rendezvous sends, mapped allocations, answers. One per provider.
+class IpcPath {
+ public:
+  ~IpcPath();
+  Status fire_send(Op &op, IpcShared &ipc);
+  bool progress(std::vector<Op *> &done);
+  bool busy() const { return !sends_.empty() || !fins_.empty(); }
+
+  // Receiver: starts the copy of @p rts's message (@p bytes of it) into @p dst on @p device;
+  // *@p ticket tells Backend::agent_copy_done when it has run.
+  Status start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
+                    uint64_t *ticket);
+  // Receiver: answers the sender of @p rts (rank @p source of the communicator).
+  Status answer(IpcShared &ipc, int source, const IpcRts &rts, int error, uint64_t bytes);
+
+ private:
+  struct Send {
+    Op *op = nullptr;
+    IpcRts rts{};
+    IpcFin fin{};
+    MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  };
+  struct Fin {
+    IpcFin fin{};
+    MPI_Request req = MPI_REQUEST_NULL;
+  };
+  struct Mapping {
+    uint64_t buffer_id = 0;
+    char *base = nullptr;
+    int device = -1;
+    Backend *be = nullptr;
+  };
+  struct Exported {
+    uint64_t buffer_id = 0;
+    unsigned char handle[64];
+  };
+  Status map(const IpcRts &rts, Backend *be, int device, char **base);
+
+  std::vector<std::unique_ptr<Send>> sends_;
+  std::vector<std::unique_ptr<Fin>> fins_;
+  // (sender host, sender pid, allocation start) -> mapping; (device, start) -> handle.
+  std::map<std::tuple<uint64_t, int64_t, uint64_t>, Mapping> maps_;
+  std::map<std::pair<int, uint64_t>, Exported> exports_;
+  std::vector<Mapping> retired_;  // of freed allocations; closed at shutdown
+};
+
+}  // namespace mpix
