@@ -45,6 +45,7 @@ struct OfiOp {
   Op *op = nullptr;
   bool is_send = false;
   bool native = false;   // posted at arm() as a triggered op
+  bool bump_prev = false;  // native: first op of a chained counter (trigger_counter.hpp)
   bool listed = false;   // in the provider's in-flight list (inflight_pos is valid)
   SoftStage stage = SoftStage::none;
   bool cts_pending = false;  // soft receive: payload posted, clear-to-send not yet sent
