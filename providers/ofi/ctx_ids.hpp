@@ -2,10 +2,11 @@
 // must use the same id, and no two live communicators of a process may share one.
 //
 // The id space is cut into blocks ("families") of kFamilySize ids. MPIX_Stream_comm_create
-// (collective) agrees on a block free on every rank: an MPI_Allreduce(BAND) of the free-block
-// masks, then a second one confirming that each rank could still claim the lowest common block
-// (another thread may have taken it meanwhile); it retries until all agree. The new
-// communicator takes member 0 of the family.
+// (collective) agrees on a block free on every rank: rounds of MPI_Allreduce(BAND) of the
+// free-block masks, where in each process one thread at a time offers its free blocks (the
+// others offer none and try again), the communicator with the lowest key first (ctx_ids.cpp
+// says why that neither races nor livelocks when threads create communicators at once). The
+// new communicator takes member 0 of the family.
 //
 // MPI_Comm_dup / idup of a stream communicator is local here (the attribute copy callback does
 // not even get the new handle), so a duplicate takes the lowest free member of its parent's

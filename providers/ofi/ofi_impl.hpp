@@ -55,6 +55,7 @@ class OfiProvider final : public Provider {
   void release_peer(fi_addr_t addr);
   bool retry_backlog();
   void start_inflight(OfiOp *o);
+  void stop_inflight(OfiOp *o);
   void fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done);
   void finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag, std::vector<Op *> &done);
   bool read_cq(std::vector<Op *> &done);
@@ -86,7 +87,13 @@ class OfiProvider final : public Provider {
   // Agent thread only.
   std::list<OfiOp *> inflight_;          // posted (or fired), not complete; oldest first
   std::size_t native_inflight_ = 0;
-  std::deque<OfiOp *> backlog_;          // emulated posts refused with -FI_EAGAIN, in order
+  // Counters with native ops fired and not complete, and how many: the ones poke_counters()
+  // revisits (a refused post waits in one of them).
+  std::unordered_map<const TriggerCounter *, std::size_t> native_cntrs_;
+  // Emulated posts refused with -FI_EAGAIN, in order, one queue per direction ([1]: sends):
+  // a refused receive must not hold up the sends that its peer's receives wait for.
+  std::deque<OfiOp *> backlog_[2];
+  bool backlog_empty() const { return backlog_[0].empty() && backlog_[1].empty(); }
   std::map<fi_addr_t, std::deque<OfiOp *>> held_sends_;  // serialize: sends waiting per peer
   std::map<fi_addr_t, int> sends_out_;   // serialize: sends in flight per peer
   std::vector<Op *> local_done_;         // completed without the network (MPI_PROC_NULL, errors)

@@ -1,18 +1,21 @@
 #include "providers/ofi/ofi_op.hpp"
 
+#include <cstring>
+
+#include "providers/ofi/typemap_order.hpp"
+
 namespace mpix {
 
 Status buffer_layout(const void *buf, int count, MPI_Datatype dt, bool *contiguous, void **start,
                      std::size_t *bytes) {
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  MPI_Count size = 0;
   MPIX_MPI_CHECK(MPI_Type_size_x(dt, &size));
-  MPIX_MPI_CHECK(MPI_Type_get_extent_x(dt, &lb, &extent));
-  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(dt, &true_lb, &true_extent));
   *bytes = static_cast<std::size_t>(size) * static_cast<std::size_t>(count);
-  // One element is a single run when its bytes fill its true extent; consecutive elements
-  // abut when the extent equals that run too.
-  *contiguous = size == true_extent && (count <= 1 || extent == true_extent);
-  *start = const_cast<char *>(static_cast<const char *>(buf)) + true_lb;
+  // In place only where memory order is typemap order (typemap_order.hpp); everything else
+  // goes through MPI_Pack / MPI_Unpack, which follow the typemap.
+  MPI_Aint first = 0;
+  MPIX_TRY(typemap_in_order(count, dt, contiguous, &first));
+  *start = const_cast<char *>(static_cast<const char *>(buf)) + first;
   if (*bytes == 0) *start = const_cast<void *>(buf);
   return {};
 }
@@ -35,10 +38,29 @@ Status unpack_recv(OfiOp &o, std::size_t received) {
   MPI_Count size = 0;
   MPIX_MPI_CHECK(MPI_Type_size_x(op.dt, &size));
   if (size == 0 || received == 0) return {};
-  int whole = static_cast<int>(received / static_cast<std::size_t>(size));
+  const auto esize = static_cast<std::size_t>(size);
+  const int whole = static_cast<int>(received / esize);
+  const std::size_t rest = received % esize;
   int pos = 0;
   MPIX_MPI_CHECK(MPI_Unpack(o.bounce.data(), static_cast<int>(received), &pos, op.rbuf, whole,
                             op.dt, op.comm));
+  if (rest == 0 || whole >= op.count) return {};
+  // A partial last element: MPI fills the first typemap entries the message covers. MPI_Unpack
+  // moves whole elements only, so pack the element as it stands, lay the received bytes over
+  // its start, and unpack it whole (the bytes past them are written back unchanged).
+  MPI_Count lb = 0, extent = 0;
+  MPIX_MPI_CHECK(MPI_Type_get_extent_x(op.dt, &lb, &extent));
+  char *elem = static_cast<char *>(op.rbuf) + static_cast<MPI_Aint>(whole) * extent;
+  std::vector<char> tmp(esize);
+  int ppos = 0;
+  MPIX_MPI_CHECK(MPI_Pack(elem, 1, op.dt, tmp.data(), static_cast<int>(esize), &ppos, op.comm));
+  if (static_cast<std::size_t>(ppos) != esize)
+    return make_status(MPI_ERR_TYPE, "MPI_Pack produced %d bytes for a %zu-byte element: "
+                       "provider ofi needs MPI's homogeneous packed format", ppos, esize);
+  std::memcpy(tmp.data(), o.bounce.data() + static_cast<std::size_t>(pos), rest);
+  int upos = 0;
+  MPIX_MPI_CHECK(MPI_Unpack(tmp.data(), static_cast<int>(esize), &upos, elem, 1, op.dt,
+                            op.comm));
   return {};
 }
 

@@ -45,6 +45,7 @@ struct OfiOp {
   Op *op = nullptr;
   bool is_send = false;
   bool native = false;   // posted at arm() as a triggered op
+  bool bump_prev = false;  // native: first op of a chained counter (trigger_counter.hpp)
   bool listed = false;   // in the provider's in-flight list (inflight_pos is valid)
   SoftStage stage = SoftStage::none;
   bool cts_pending = false;  // soft receive: payload posted, clear-to-send not yet sent
@@ -75,8 +76,9 @@ struct OfiOp {
   OfiOp &operator=(const OfiOp &) = delete;
 };
 
-// How a (buffer, count, datatype) lies in memory: one contiguous run (*contiguous, with its
-// start and length) or not (then *bytes is the packed size).
+// How a (buffer, count, datatype) goes to libfabric: in place (*contiguous: the typemap is one
+// ascending gap-free run, starting at *start; typemap_order.hpp) or packed; *bytes is the data
+// size either way.
 Status buffer_layout(const void *buf, int count, MPI_Datatype dt, bool *contiguous,
                      void **start, std::size_t *bytes);
 // Packs the op's send data into o.bounce (stream order: the agent calls it when the stream

@@ -51,11 +51,9 @@ void OfiProvider::finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag,
     return;
   }
   std::unique_ptr<OfiOp> holder(o);
-  if (o->listed) {
-    inflight_.erase(o->inflight_pos);
-    o->listed = false;
-    if (o->native) --native_inflight_;
-  }
+  stop_inflight(o);
+  // Completed, so posted: the link into its counter has run, and the previous counter may go.
+  if (o->native && o->cntr->prev) o->cntr->prev.reset();
   Op &op = *o->op;
   if (o->fail_class != MPI_SUCCESS) mpi_class = o->fail_class;
   if (o->is_send) {
@@ -132,19 +130,13 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
 
 // sockets leaves a triggered op whose post met -FI_EAGAIN in the counter's list until the
 // counter changes again; adding 0 makes it look at the list once more without moving it.
+// Every counter with native ops in flight: the refused op may sit in any of them (one per
+// chain at most, since the chain holds everything behind it).
 void OfiProvider::poke_counters() {
   auto now = Clock::now();
   if (now - last_poke_ < std::chrono::microseconds(200)) return;
   last_poke_ = now;
-  std::vector<fid_cntr *> seen;
-  for (OfiOp *o : inflight_) {
-    if (!o->native) continue;
-    fid_cntr *c = o->cntr->fid.get();
-    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-    seen.push_back(c);
-    fi_cntr_add(c, 0);
-    if (seen.size() >= 16) break;
-  }
+  for (const auto &c : native_cntrs_) fi_cntr_add(c.first->fid.get(), 0);
 }
 
 void OfiProvider::check_timeouts(std::vector<Op *> &done) {
@@ -162,9 +154,7 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
   while (!inflight_.empty() && expired(inflight_.front())) {
     OfiOp *o = inflight_.front();
     describe(o, "got no completion");
-    inflight_.pop_front();
-    o->listed = false;
-    if (o->native) --native_inflight_;
+    stop_inflight(o);
     if (o->stage != SoftStage::none && soft_forget(o)) {
       // Waiting in mpix's own queues: libfabric holds nothing of it.
       fail_now(o, MPI_ERR_OTHER, &done);
@@ -187,12 +177,14 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
     if (serialized_send) release_peer(addr);
   }
   // Not yet posted (refused with -FI_EAGAIN, or waiting behind a send to the same peer).
-  for (auto it = backlog_.begin(); it != backlog_.end();) {
-    if (!expired(*it)) { ++it; continue; }
-    OfiOp *o = *it;
-    it = backlog_.erase(it);
-    describe(o, "could not be posted");
-    fail_now(o, MPI_ERR_OTHER, &done);
+  for (auto &backlog : backlog_) {
+    for (auto it = backlog.begin(); it != backlog.end();) {
+      if (!expired(*it)) { ++it; continue; }
+      OfiOp *o = *it;
+      it = backlog.erase(it);
+      describe(o, "could not be posted");
+      fail_now(o, MPI_ERR_OTHER, &done);
+    }
   }
   for (auto &q : held_sends_) {
     while (!q.second.empty() && expired(q.second.front())) {
@@ -209,9 +201,9 @@ bool OfiProvider::progress(std::vector<Op *> &done) {
   bool got = read_cq(done);  // also drives progress of manual-progress providers
   any |= got;
   if (opt_.soft) any |= soft_progress(done);
-  if (!backlog_.empty()) any |= retry_backlog();
+  if (!backlog_empty()) any |= retry_backlog();
   if (native_inflight_) poke_counters();
-  if (opt_.timeout_s > 0 && (!inflight_.empty() || !backlog_.empty() || !held_sends_.empty()))
+  if (opt_.timeout_s > 0 && (!inflight_.empty() || !backlog_empty() || !held_sends_.empty()))
     check_timeouts(done);
   if (!local_done_.empty()) {
     done.insert(done.end(), local_done_.begin(), local_done_.end());
@@ -222,7 +214,7 @@ bool OfiProvider::progress(std::vector<Op *> &done) {
 }
 
 bool OfiProvider::busy() const {
-  if (mpi_.busy() || !inflight_.empty() || !backlog_.empty() || !local_done_.empty() ||
+  if (mpi_.busy() || !inflight_.empty() || !backlog_empty() || !local_done_.empty() ||
       !soft_retry_.empty())
     return true;
   for (const auto &q : held_sends_)
@@ -232,11 +224,11 @@ bool OfiProvider::busy() const {
 
 void OfiProvider::shutdown() {
   if (!fabric_) return;
-  if (!inflight_.empty() || !backlog_.empty()) {
+  if (!inflight_.empty() || !backlog_empty()) {
     // Ops still hold libfabric contexts and counters: leave everything open (process exit
     // reclaims it) rather than close objects libfabric still uses.
     MPIX_LOG(warn, "ofi", "shutdown with %zu op(s) in flight; libfabric objects left open",
-             inflight_.size() + backlog_.size());
+             inflight_.size() + backlog_[0].size() + backlog_[1].size());
     return;
   }
   for (auto &z : zombies_) z->cntr.reset();

@@ -109,7 +109,7 @@ Status OfiProvider::arm(Op &op) {
     // Called with the stream's enqueue mutex held: thresholds follow stream order, and so does
     // the order in which the ops enter the counter's trigger list.
     uint64_t threshold = 0;
-    MPIX_TRY(counters_.next(op.stream, &o->cntr, &threshold));
+    MPIX_TRY(counters_.next(op.stream, o->is_send, &o->cntr, &threshold, &o->bump_prev));
     o->native = true;
     o->ctx.fi.event_type = FI_TRIGGER_THRESHOLD;
     o->ctx.fi.trigger.threshold.cntr = o->cntr->fid.get();
@@ -133,7 +133,20 @@ Status OfiProvider::arm(Op &op) {
 void OfiProvider::start_inflight(OfiOp *o) {
   o->inflight_pos = inflight_.insert(inflight_.end(), o);
   o->listed = true;
-  if (o->native) ++native_inflight_;
+  if (o->native) {
+    ++native_inflight_;
+    ++native_cntrs_[o->cntr.get()];
+  }
+}
+
+void OfiProvider::stop_inflight(OfiOp *o) {
+  if (!o->listed) return;
+  inflight_.erase(o->inflight_pos);
+  o->listed = false;
+  if (!o->native) return;
+  --native_inflight_;
+  auto it = native_cntrs_.find(o->cntr.get());
+  if (it != native_cntrs_.end() && --it->second == 0) native_cntrs_.erase(it);
 }
 
 Status OfiProvider::fire(Op &op) {
@@ -162,13 +175,14 @@ Status OfiProvider::fire(Op &op) {
     // The whole firing step: libfabric posts the op inside fi_cntr_add. A failed pack still
     // fires, so that the counter keeps counting this stream's ops (the failure is reported
     // when the op completes).
-    int rc = fi_cntr_add(o->cntr->fid.get(), 1);
+    // The first op of a chained counter also gives the previous counter the step that lets
+    // its link run (trigger_counter.hpp).
+    int rc = o->bump_prev ? fi_cntr_add(o->cntr->prev->fid.get(), 1) : 0;
+    if (rc == 0) rc = fi_cntr_add(o->cntr->fid.get(), 1);
     if (rc != 0) {
       // The agent fails the op; libfabric may still hold the triggered op, so its context
       // stays alive (as after a timeout) until libfabric gives it back.
-      inflight_.erase(o->inflight_pos);
-      o->listed = false;
-      --native_inflight_;
+      stop_inflight(o);
       o->timed_out = true;
       o->op = nullptr;
       op.prov = nullptr;
@@ -199,14 +213,15 @@ void OfiProvider::post_emulated(OfiOp *o) {
     }
     active = 1;
   }
-  if (!backlog_.empty()) {  // keep order behind earlier refused posts
-    backlog_.push_back(o);
+  auto &backlog = backlog_[o->is_send ? 1 : 0];
+  if (!backlog.empty()) {  // keep order behind earlier refused posts of this direction
+    backlog.push_back(o);
     return;
   }
   uint64_t flags = (opt_.serialize && o->is_send) ? FI_DELIVERY_COMPLETE : 0;
   ssize_t rc = post(*o, flags);
   if (rc == -FI_EAGAIN) {
-    backlog_.push_back(o);
+    backlog.push_back(o);
     return;
   }
   if (rc < 0) {
@@ -220,18 +235,22 @@ void OfiProvider::post_emulated(OfiOp *o) {
 
 bool OfiProvider::retry_backlog() {
   bool any = false;
-  while (!backlog_.empty()) {
-    OfiOp *o = backlog_.front();
-    uint64_t flags = (opt_.serialize && o->is_send) ? FI_DELIVERY_COMPLETE : 0;
-    ssize_t rc = post(*o, flags);
-    if (rc == -FI_EAGAIN) break;
-    backlog_.pop_front();
-    any = true;
-    if (rc < 0) {
-      fail_now(o, ofi_error_class(static_cast<int>(rc)), nullptr);
-      continue;
+  // Each direction until libfabric refuses one of its posts: sends and receives use different
+  // resources, and the other direction's completions are what frees a refused one's.
+  for (auto &backlog : backlog_) {
+    while (!backlog.empty()) {
+      OfiOp *o = backlog.front();
+      uint64_t flags = (opt_.serialize && o->is_send) ? FI_DELIVERY_COMPLETE : 0;
+      ssize_t rc = post(*o, flags);
+      if (rc == -FI_EAGAIN) break;
+      backlog.pop_front();
+      any = true;
+      if (rc < 0) {
+        fail_now(o, ofi_error_class(static_cast<int>(rc)), nullptr);
+        continue;
+      }
+      start_inflight(o);
     }
-    start_inflight(o);
   }
   return any;
 }

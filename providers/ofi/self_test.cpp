@@ -97,7 +97,9 @@ struct SelfTest {
 
   Fabric &f;
   Probe p;
-  FidPtr<fid_cntr> cntr;
+  FidPtr<fid_cntr> cntr, cntr2;
+  fi_deferred_work link{};
+  fi_op_cntr link_add{};
   fi_context2 c_send{}, c_recv{}, c_early{}, c_wait{}, c_none{};
   fi_context2 c_wa{}, c_wr{}, c_wb{}, c_wx{};
   fi_triggered_context2 t_recv{}, t_send{};
@@ -193,6 +195,26 @@ Status SelfTest::triggers() {
     return make_status(MPI_ERR_OTHER, "self-test: a fired triggered send did not arrive");
   MPIX_TRY(p.wait_for(&t_send, kPatience, &seen));
   if (!seen) return make_status(MPI_ERR_OTHER, "self-test: a fired triggered send never completed");
+
+  // 3. A deferred counter add (how consecutive trigger counters are chained, trigger_counter.hpp)
+  // waits for its threshold.
+  MPIX_TRY(f.open_counter(&cntr2));
+  MPIX_OFI_CHECK(fi_cntr_set(cntr2.get(), 0));
+  link_add.cntr = cntr2.get();
+  link_add.value = 5;
+  link.threshold = 3;
+  link.triggering_cntr = cntr.get();
+  link.op_type = FI_OP_CNTR_ADD;
+  link.op.cntr = &link_add;
+  int rc = fi_control(&f.domain()->fid, FI_QUEUE_WORK, &link);
+  if (rc != 0) return ofi_status(rc, "self-test: fi_control(FI_QUEUE_WORK, FI_OP_CNTR_ADD)",
+                                 __FILE__, __LINE__);
+  if (fi_cntr_read(cntr2.get()) != 0)
+    return make_status(MPI_ERR_OTHER, "self-test: a deferred counter add ran before its trigger");
+  MPIX_OFI_CHECK(fi_cntr_add(cntr.get(), 1));
+  if (fi_cntr_read(cntr2.get()) != 5)
+    return make_status(MPI_ERR_OTHER, "self-test: a deferred counter add did not run at its "
+                                      "threshold");
   return {};
 }
 
@@ -214,6 +236,7 @@ Status ofi_self_test_triggers(std::unique_ptr<Fabric> &fabric) {
   Status st = t->triggers();
   if (!st.is_ok()) {
     // Ops may still be posted: close the endpoint while their buffers still exist.
+    t->cntr2.reset();
     t->cntr.reset();
     fabric.reset();
   }

@@ -11,43 +11,68 @@ namespace mpix {
 
 StreamCounters::StreamCounters(Fabric &fabric) : fabric_(fabric) {
   long s = setting_long(Setting::ofi_cntr_start);
-  // The first threshold is start + 1, so the start itself may be at most kMaxThreshold - 1.
-  start_ = static_cast<uint64_t>(std::clamp<long>(s, 0, TriggerCounter::kMaxThreshold - 1));
-  ops_per_cntr_ = static_cast<uint64_t>(std::max<long>(1, setting_long(Setting::ofi_cntr_ops)));
+  // A chained counter's thresholds run from start + cap + 2 to start + 2 cap + 1 and its link
+  // sits one past them: cap ops per counter fit below kMaxThreshold while 2 cap + 2 <= room.
+  start_ = static_cast<uint64_t>(std::clamp<long>(s, 0, TriggerCounter::kMaxThreshold - 4));
+  const uint64_t room = TriggerCounter::kMaxThreshold - start_;
+  const auto per = static_cast<uint64_t>(std::max<long>(1, setting_long(Setting::ofi_cntr_ops)));
+  ops_per_cntr_ = std::max<uint64_t>(1, std::min(per, (room - 2) / 2));
 }
 
-Status StreamCounters::next(const std::shared_ptr<Stream> &stream,
-                            std::shared_ptr<TriggerCounter> *cntr, uint64_t *threshold) {
+Status StreamCounters::next(const std::shared_ptr<Stream> &stream, bool send,
+                            std::shared_ptr<TriggerCounter> *cntr, uint64_t *threshold,
+                            bool *bump_prev) {
   std::lock_guard<std::mutex> lk(mu_);
   if (++arms_since_sweep_ >= 1024) sweep();
   Entry &e = streams_[stream.get()];
   if (e.stream.lock() != stream) {
     // New stream (or a new stream at a freed one's address): start over.
     e.stream = stream;
-    e.current.reset();
+    e.current[0].reset();
+    e.current[1].reset();
   }
-  if (!e.current || e.current->next > TriggerCounter::kMaxThreshold ||
-      e.current->next > start_ + ops_per_cntr_) {
+  std::shared_ptr<TriggerCounter> &cur = e.current[send ? 1 : 0];
+  if (!cur || cur->ops >= ops_per_cntr_) {
     auto c = std::make_shared<TriggerCounter>();
     MPIX_TRY(fabric_.open_counter(&c->fid));
     MPIX_OFI_CHECK(fi_cntr_set(c->fid.get(), start_));
-    c->next = start_ + 1;
-    c->generation = e.current ? e.current->generation + 1 : 0;
+    // Behind a link, thresholds start past what the agent's fires alone can reach.
+    c->first = c->next = cur ? start_ + ops_per_cntr_ + 2 : start_ + 1;
+    c->generation = cur ? cur->generation + 1 : 0;
+    if (cur) {
+      // The link: when the previous counter reaches cur->next (its last op's threshold + 1,
+      // which only the bump at this counter's first fire gives) and every op before it in its
+      // list has been posted, add ops_per_cntr_ + 1 here: more than this counter's fires.
+      c->link_add.cntr = c->fid.get();
+      c->link_add.value = ops_per_cntr_ + 1;
+      c->link.threshold = cur->next;
+      c->link.triggering_cntr = cur->fid.get();
+      c->link.completion_cntr = nullptr;
+      c->link.op_type = FI_OP_CNTR_ADD;
+      c->link.op.cntr = &c->link_add;
+      MPIX_OFI_CHECK(fi_control(&fabric_.domain()->fid, FI_QUEUE_WORK, &c->link));
+      c->prev = cur;
+    }
     ++opened_;
-    MPIX_LOG(debug, "ofi", "stream %llu: trigger counter #%llu starts at %llu",
-             static_cast<unsigned long long>(stream->id()),
+    MPIX_LOG(debug, "ofi", "stream %llu %s: trigger counter #%llu starts at %llu",
+             static_cast<unsigned long long>(stream->id()), send ? "sends" : "receives",
              static_cast<unsigned long long>(c->generation),
              static_cast<unsigned long long>(start_));
-    e.current = std::move(c);
+    cur = std::move(c);
   }
-  *threshold = e.current->next++;
-  *cntr = e.current;
+  *threshold = cur->next++;
+  ++cur->ops;
+  *bump_prev = cur->generation > 0 && *threshold == cur->first;
+  *cntr = cur;
   return {};
 }
 
 void StreamCounters::unget(TriggerCounter &cntr, uint64_t threshold) {
   std::lock_guard<std::mutex> lk(mu_);
-  if (cntr.next == threshold + 1) cntr.next = threshold;
+  if (cntr.next == threshold + 1) {
+    cntr.next = threshold;
+    --cntr.ops;
+  }
 }
 
 void StreamCounters::sweep() {

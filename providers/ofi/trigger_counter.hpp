@@ -17,9 +17,24 @@
 // every increment, so firing costs O(ops armed on that counter): a host thread that enqueues
 // 10,000 iterations ahead would make the run quadratic. A counter therefore carries at most
 // MPIX_OFI_CNTR_OPS ops before the stream moves on to a fresh one.
+//
+// Order across counters. sockets posts a fired op inside the increment; a post refused with
+// -FI_EAGAIN stays in the counter's list and stops the walk there (later ops of that counter
+// wait behind it, in order), but another counter's ops go ahead. So consecutive counters are
+// chained: the new counter's thresholds start above anything the agent's fires alone can
+// reach (start + n + 1 for n ops per counter), and the missing n + 1 comes from a deferred add
+// (FI_QUEUE_WORK, FI_OP_CNTR_ADD) queued at the end of the previous counter's list, where it
+// runs only after every op before it has been posted. Its threshold is one past the previous
+// counter's last op, and the agent bumps the previous counter that one extra step when it
+// fires the new counter's first op. (With MPIX_OFI_CNTR_START near the limit, n shrinks so
+// that every threshold stays at most kMaxThreshold.)
+//
+// Sends and receives use separate counters (separate chains): a refused receive must not hold
+// up sends (the peer's receives may wait for them), and MPI's order rules are per direction.
 #pragma once
 
 #include <rdma/fi_domain.h>
+#include <rdma/fi_trigger.h>
 
 #include <chrono>
 #include <cstdint>
@@ -38,16 +53,25 @@ struct TriggerCounter {
   static constexpr uint64_t kMaxThreshold = 0x7fffffff;
   FidPtr<fid_cntr> fid;
   uint64_t next = 0;  // threshold of the next op armed here (under the stream's enqueue mutex)
+  uint64_t first = 0;  // threshold of the first op armed here
+  uint64_t ops = 0;    // ops armed here
   uint64_t generation = 0;  // how many counters this stream used before this one
+  // The counter before this one in its chain, until the link has run (the agent drops it at
+  // this counter's first completion); `link` (in the previous counter's list) adds n + 1 here.
+  std::shared_ptr<TriggerCounter> prev;
+  fi_deferred_work link{};
+  fi_op_cntr link_add{};
+  ~TriggerCounter() { fid.reset(); }  // before `prev`: nothing of ours is left in its list
 };
 
 class StreamCounters {
  public:
   explicit StreamCounters(Fabric &fabric);
-  // The counter and threshold for the next native op of @p stream (call with the stream's
-  // enqueue mutex held, so thresholds follow stream order).
-  Status next(const std::shared_ptr<Stream> &stream, std::shared_ptr<TriggerCounter> *cntr,
-              uint64_t *threshold);
+  // The counter and threshold for the next native send (@p send) or receive of @p stream (call
+  // with the stream's enqueue mutex held, so thresholds follow stream order). *bump_prev: the
+  // op is its chained counter's first, whose fire adds 1 to cntr->prev as well.
+  Status next(const std::shared_ptr<Stream> &stream, bool send,
+              std::shared_ptr<TriggerCounter> *cntr, uint64_t *threshold, bool *bump_prev);
   // Gives back the threshold next() just handed out for an op that could not be posted (call
   // under the same enqueue mutex): the agent adds 1 per op it fires, so a gap would stall
   // every later op of the stream.
@@ -59,7 +83,7 @@ class StreamCounters {
  private:
   struct Entry {
     std::weak_ptr<Stream> stream;
-    std::shared_ptr<TriggerCounter> current;
+    std::shared_ptr<TriggerCounter> current[2];  // [1]: sends
   };
   void sweep();  // drops entries of freed streams (their counters close with their last op)
 
