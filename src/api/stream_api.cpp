@@ -114,10 +114,13 @@ Status find_stream(MPIX_Stream h, std::shared_ptr<Stream> *out) {
 Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
   MPIX_TRY(check_comm(comm));
   if (!newcomm) return make_status(MPI_ERR_ARG, "newcomm is NULL");
-  MPIX_TRY(runtime_init());
+  // A bad MPIX_* setting on this rank only still joins the agreement below, so that the other
+  // ranks get an error instead of waiting in MPI_Comm_dup for this one.
+  bool bad_setting = false;
+  Status local = runtime_init(&bad_setting);
+  if (!local.is_ok() && !bad_setting) return local;
   auto ctx = std::make_shared<CommCtx>();
-  Status local;
-  if (h != MPIX_STREAM_NULL) local = find_stream(h, &ctx->stream);
+  if (local.is_ok() && h != MPIX_STREAM_NULL) local = find_stream(h, &ctx->stream);
   Provider *prov = nullptr;
   if (local.is_ok()) local = provider_get(&prov);
   MPI_Comm dup = MPI_COMM_NULL;

@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/profile.hpp"
+#include "core/settings.hpp"
 #include "core/signal_pool.hpp"
 
 namespace mpix {
@@ -46,7 +47,8 @@ void runtime_at_finalize(void (*fn)()) {
   g_at_finalize.push_back(fn);
 }
 
-Status runtime_init() {
+Status runtime_init(bool *bad_setting) {
+  if (bad_setting) *bad_setting = false;
   if (g_ready.load(std::memory_order_acquire)) return {};
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_ready.load()) return {};
@@ -66,6 +68,13 @@ Status runtime_init() {
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log_set_rank(rank);
+  // Every MPIX_* value checked before anything uses one; a bad one fails every mpix call (this
+  // stays unready), so no part of mpix runs with a value it silently replaced.
+  const Status &settings = settings_check();
+  if (!settings.is_ok()) {
+    if (bad_setting) *bad_setting = true;
+    return settings;
+  }
   int kv = MPI_KEYVAL_INVALID;
   MPIX_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &kv, nullptr));
   MPIX_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, kv, nullptr));

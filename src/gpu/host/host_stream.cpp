@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/settings.hpp"
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
@@ -131,6 +132,8 @@ extern "C" {
 
 int mpix_host_stream_create(mpix_host_stream_t *stream) {
   if (!stream) return MPI_ERR_ARG;
+  // The worker reads MPIX_SPIN_US etc.: a bad value is refused here too (settings_check logs it).
+  if (!mpix::settings_check().is_ok()) return MPI_ERR_ARG;
   auto *s = new mpix_host_stream_s;
   std::lock_guard<std::mutex> lk(g_live_mu);
   live().insert(s);
