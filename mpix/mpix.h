@@ -8,6 +8,12 @@
  * error, also invokes the error handler of the communicator involved (MPI_COMM_WORLD's when
  * no communicator is involved). Each error is logged once with the call and the argument.
  *
+ * Datatypes: MPI_ERR_TYPE (at the call, before anything is enqueued) means MPI_DATATYPE_NULL
+ * or a derived datatype that is not committed. MPI has no query for the committed state; mpix
+ * asks the MPI library's own argument checks (Open MPI with its default mpi_param_check, MPICH
+ * with error checking) and never commits the caller's datatype. A bad MPIX_* environment
+ * setting fails every call with MPI_ERR_ARG naming the variable (see mpix_info).
+ *
  * Requirements: MPI initialised with MPI_THREAD_MULTIPLE (the mpix agent thread calls MPI);
  * otherwise calls fail with MPI_ERR_OTHER and a message saying so.
  */

@@ -318,3 +318,60 @@ TEST_CASE("errors go to the communicator's error handler", "[errors]") {
   MPI_Errhandler_free(&eh);
   check_still_works(s);
 }
+
+TEST_CASE("uncommitted datatypes: MPI_ERR_TYPE at the call, the type left uncommitted",
+          "[errors]") {
+  HostStreamComm s;
+  const int rank = world_rank(), size = world_size();
+  const int peer = rank ^ 1;  // pairs (0,1), (2,3)
+  if (peer >= size) return;
+  MPI_Datatype vec;
+  REQUIRE(MPI_Type_vector(2, 1, 2, MPI_INT, &vec) == MPI_SUCCESS);
+  int buf[8] = {0}, out[8] = {0};
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK(error_class(MPIX_Send_enqueue(buf, 1, vec, peer, 5, s.comm)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Recv_enqueue(buf, 1, vec, peer, 5, s.comm, MPI_STATUS_IGNORE)) ==
+        MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Isend_enqueue(buf, 1, vec, peer, 5, s.comm, &r)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Irecv_enqueue(buf, 1, vec, peer, 5, s.comm, &r)) == MPI_ERR_TYPE);
+  CHECK(r == MPI_REQUEST_NULL);
+  // Count 0 and MPI_PROC_NULL too: the type is still wrong.
+  CHECK(error_class(MPIX_Send_enqueue(buf, 0, vec, MPI_PROC_NULL, 5, s.comm)) == MPI_ERR_TYPE);
+  // Allreduce: a type error, not an op error.
+  CHECK(error_class(MPIX_Allreduce_enqueue(buf, out, 1, vec, MPI_SUM, s.comm)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Allreduce_enqueue(MPI_IN_PLACE, out, 1, vec, MPI_SUM, s.comm)) ==
+        MPI_ERR_TYPE);
+  // Queues and partitioned requests.
+  MPIX_Queue q = MPIX_QUEUE_NULL;
+  REQUIRE(MPIX_Create_queue(s.comm, nullptr, &q) == MPI_SUCCESS);
+  CHECK(error_class(MPIX_Enqueue_send(buf, 1, vec, peer, 5, s.comm, q, &r)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Enqueue_recv(buf, 1, vec, peer, 5, s.comm, q, &r)) == MPI_ERR_TYPE);
+  CHECK(r == MPI_REQUEST_NULL);
+  REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
+  MPIX_Request pr = MPIX_REQUEST_NULL;
+  CHECK(error_class(MPIX_Psend_init(buf, 2, 1, vec, peer, 5, s.comm, MPI_INFO_NULL, &pr)) ==
+        MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Precv_init(buf, 2, 1, vec, peer, 5, s.comm, MPI_INFO_NULL, &pr)) ==
+        MPI_ERR_TYPE);
+  CHECK(pr == MPIX_REQUEST_NULL);
+  // mpix did not commit the user's type behind its back: MPI still calls it uncommitted.
+  MPI_Comm self;
+  MPI_Comm_dup(MPI_COMM_SELF, &self);
+  MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  CHECK(error_class(MPI_Send(buf, 0, vec, MPI_PROC_NULL, 0, self)) == MPI_ERR_TYPE);
+  MPI_Comm_free(&self);
+  // Nothing was left pending (the destructor frees the communicator and stream, and checks),
+  // and once committed the same type moves the data.
+  REQUIRE(MPI_Type_commit(&vec) == MPI_SUCCESS);
+  for (int i = 0; i < 8; ++i) buf[i] = rank * 100 + i;
+  MPI_Request rr[2];
+  REQUIRE(MPIX_Irecv_enqueue(out, 2, vec, peer, 6, s.comm, &rr[0]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Isend_enqueue(buf, 2, vec, peer, 6, s.comm, &rr[1]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Waitall_enqueue(2, rr, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  s.sync();
+  // Two vectors of extent 3 ints: elements 0, 2 | 3, 5.
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == ((i == 0 || i == 2 || i == 3 || i == 5) ? peer * 100 + i : 0));
+  MPI_Type_free(&vec);
+  check_still_works(s);
+}
