@@ -56,9 +56,11 @@ int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int val
  * "hostfn" | "kernel" (GPU streams). MPI_INFO_NULL or no "type" gives a general stream whose
  * communicator carries ordinary MPI traffic; ops enqueued on it run in order on a host stream
  * mpix creates on first use.
- * @return MPI_SUCCESS, MPI_ERR_ARG (null @p stream, unknown type, missing/bad value),
- *         MPI_ERR_UNSUPPORTED_OPERATION (type whose backend is not built or has no device),
- *         MPI_ERR_OTHER (MPI not initialised with MPI_THREAD_MULTIPLE).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (null @p stream, unknown type, missing/bad value, a
+ *         "mpix_host_stream" value that is no live host stream: never created by
+ *         mpix_host_stream_create, or already destroyed), MPI_ERR_UNSUPPORTED_OPERATION (type
+ *         whose backend is not built or has no device), MPI_ERR_OTHER (MPI not initialised
+ *         with MPI_THREAD_MULTIPLE).
  */
 int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
 

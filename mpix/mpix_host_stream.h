@@ -30,7 +30,10 @@ int mpix_host_stream_create(mpix_host_stream_t *stream);
 
 /**
  * Waits for everything enqueued to run, stops the worker and frees the stream.
- * Sets @p *stream to NULL. The stream must not be attached to a live MPIX_Stream.
+ * Sets @p *stream to NULL. The stream must not be attached to a live MPIX_Stream: if it is,
+ * every later mpix call that would use that MPIX_Stream (enqueues, waits, synchronize) fails
+ * with MPI_ERR_ARG and enqueues nothing; the MPIX_Stream and its communicators can still be
+ * freed.
  */
 int mpix_host_stream_destroy(mpix_host_stream_t *stream);
 

@@ -375,3 +375,41 @@ TEST_CASE("uncommitted datatypes: MPI_ERR_TYPE at the call, the type left uncomm
   MPI_Type_free(&vec);
   check_still_works(s);
 }
+
+TEST_CASE("a host-stream value that is no live host stream: MPI_ERR_ARG, nothing left behind",
+          "[errors]") {
+  MPIX_Stream st = MPIX_STREAM_NULL;
+  // Forged and destroyed handles are refused at MPIX_Stream_create.
+  auto forged = reinterpret_cast<mpix_host_stream_t>(static_cast<uintptr_t>(0xdeadbeef));
+  CHECK(error_class(make_host_mpix_stream(forged, &st)) == MPI_ERR_ARG);
+  CHECK(st == MPIX_STREAM_NULL);
+  mpix_host_stream_t hs = nullptr;
+  REQUIRE(mpix_host_stream_create(&hs) == 0);
+  mpix_host_stream_t dead = hs;
+  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
+  CHECK(error_class(make_host_mpix_stream(dead, &st)) == MPI_ERR_ARG);
+  CHECK(st == MPIX_STREAM_NULL);
+  // A host stream destroyed while an MPIX_Stream still names it (the header forbids it): the
+  // next enqueue fails before it creates anything, so the communicator and the stream still
+  // free, with nothing pending (no leaked op at MPI_Finalize either).
+  REQUIRE(mpix_host_stream_create(&hs) == 0);
+  REQUIRE(make_host_mpix_stream(hs, &st) == MPI_SUCCESS);
+  MPI_Comm c = MPI_COMM_NULL;
+  REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &c) == MPI_SUCCESS);
+  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
+  int x = 1;
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int peer = (world_rank() ^ 1) < world_size() ? world_rank() ^ 1 : MPI_PROC_NULL;
+  CHECK(error_class(MPIX_Isend_enqueue(&x, 1, MPI_INT, peer, 3, c, &r)) == MPI_ERR_ARG);
+  CHECK(r == MPI_REQUEST_NULL);
+  CHECK(error_class(MPIX_Send_enqueue(&x, 1, MPI_INT, peer, 3, c)) == MPI_ERR_ARG);
+  CHECK(error_class(MPIX_Recv_enqueue(&x, 1, MPI_INT, peer, 3, c, MPI_STATUS_IGNORE)) ==
+        MPI_ERR_ARG);
+  CHECK(error_class(MPIX_Allreduce_enqueue(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, c)) ==
+        MPI_ERR_ARG);
+  CHECK(error_class(MPIX_Stream_synchronize(st)) == MPI_ERR_ARG);
+  CHECK(MPI_Comm_free(&c) == MPI_SUCCESS);
+  CHECK(MPIX_Stream_free(&st) == MPI_SUCCESS);
+  HostStreamComm s;
+  check_still_works(s);
+}
