@@ -14,6 +14,10 @@
  * with error checking) and never commits the caller's datatype. A bad MPIX_* environment
  * setting fails every call with MPI_ERR_ARG naming the variable (see mpix_info).
  *
+ * Resources: no C++ exception leaves any call. A thread mpix needs (a host-stream worker, the
+ * agent) that cannot be started is MPI_ERR_OTHER, memory exhaustion MPI_ERR_NO_MEM, both
+ * before anything is enqueued; MPI_ERR_INTERN is a bug in mpix.
+ *
  * Requirements: MPI initialised with MPI_THREAD_MULTIPLE (the mpix agent thread calls MPI);
  * otherwise calls fail with MPI_ERR_OTHER and a message saying so.
  */

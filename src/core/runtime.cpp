@@ -20,7 +20,7 @@ std::mutex g_mu;
 std::mutex g_at_fin_mu;
 std::vector<void (*)()> g_at_finalize;
 
-int on_finalize(MPI_Comm, int, void *, void *) {
+void on_finalize_body() {
   // Stop the agent first: an op whose completion the stream has already seen may still be in
   // the agent's hands for a moment (it writes the completion word, then lets the op go), and
   // would be reported as never retired.
@@ -37,7 +37,17 @@ int on_finalize(MPI_Comm, int, void *, void *) {
   comm_ctx_release_keyval();
   profile_report();
   g_ready.store(false);
-  return MPI_SUCCESS;
+}
+
+// Called by MPI (C) inside MPI_Finalize: no exception may leave it.
+int on_finalize(MPI_Comm, int, void *, void *) {
+  try {
+    on_finalize_body();
+    return MPI_SUCCESS;
+  } catch (...) {
+    MPIX_LOG(error, "api", "MPI_Finalize: mpix shutdown failed (exception)");
+    return MPI_ERR_INTERN;
+  }
 }
 
 }  // namespace

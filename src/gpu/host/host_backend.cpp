@@ -128,8 +128,11 @@ class HostBackend final : public Backend {
       return make_status(MPI_ERR_ARG, "info value %p is not a live mpix host stream (destroyed, "
                          "or not made by mpix_host_stream_create)", native);
     if (!s) {
-      if (mpix_host_stream_create(&s) != 0)
-        return make_status(MPI_ERR_OTHER, "could not create a host stream");
+      const int rc = mpix_host_stream_create(&s);
+      if (rc != 0)
+        return make_status(rc == MPI_ERR_NO_MEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+                           "could not create a host stream (its worker thread could not be "
+                           "started, or no memory; see the log line before)");
       owned = true;
     }
     out->reset(new HostExecStream(s, owned));
