@@ -281,13 +281,15 @@ int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 
 /**
  * Starts a round of @p *request (it becomes active). A receive may be written from now on.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (null, freed or already active request; or its last
- *         round was completed with MPIX_Pwait_enqueue and the stream has not reached that wait
- *         yet: synchronise the stream or use MPIX_Start_enqueue).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer), MPI_ERR_REQUEST
+ *         (MPIX_REQUEST_NULL, freed or already active request; or its last round was completed
+ *         with MPIX_Pwait_enqueue and the stream has not reached that wait yet: synchronise
+ *         the stream or use MPIX_Start_enqueue).
  */
 int MPIX_Start(MPIX_Request *request);
 
-/** MPIX_Start on each of @p count requests; checks them all before starting any. */
+/** MPIX_Start on each of @p count requests; checks them all before starting any.
+ *  MPI_ERR_ARG for a NULL @p array_of_requests with @p count > 0. */
 int MPIX_Startall(int count, MPIX_Request array_of_requests[]);
 
 /**
@@ -319,9 +321,11 @@ int MPIX_Parrived(MPIX_Request request, int partition, int *flag);
  * empty status. A misuse recorded by a device (see mpix_device.h) fails the round: it is
  * reported here once, the request becomes inactive, and what was not yet transferred is
  * abandoned (so a misuse that stalls the round never hangs the wait).
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle; device-side misuse), MPI_ERR_ARG (device
- *         partition out of range or double ready), MPI_ERR_TRUNCATE / MPI_ERR_TYPE (sender and
- *         receiver sizes do not fit; also in status->MPI_ERROR).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer; device partition out of
+ *         range or double ready), MPI_ERR_REQUEST (bad handle; device-side misuse),
+ *         MPI_ERR_TRUNCATE / MPI_ERR_COUNT / MPI_ERR_TYPE (sender and receiver sizes do not
+ *         fit; also in status->MPI_ERROR; the sender's messages are taken and dropped, so its
+ *         rounds still complete).
  */
 int MPIX_Wait(MPIX_Request *request, MPI_Status *status);
 
@@ -331,7 +335,9 @@ int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status);
 /**
  * Frees an inactive request and sets @p *request to MPIX_REQUEST_NULL. A request whose last
  * round was completed with MPIX_Pwait_enqueue is released once its stream has passed that wait.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (null, unknown or active request).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer), MPI_ERR_REQUEST
+ *         (MPIX_REQUEST_NULL, unknown or active request). A request still active at
+ *         MPI_Finalize is reported in the log.
  */
 int MPIX_Request_free(MPIX_Request *request);
 
@@ -366,8 +372,8 @@ MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest);
  * Starts a round of @p *request in stream order, on the stream of the request's communicator
  * (which must be a stream communicator): the round becomes active, for kernels and for the
  * network, when the stream reaches this point. For the host the request is active at once.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, active request), MPI_ERR_COMM (the
- *         request's communicator has no stream).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (NULL @p request), MPI_ERR_REQUEST (bad handle, active
+ *         request), MPI_ERR_COMM (the request's communicator has no stream).
  */
 int MPIX_Start_enqueue(MPIX_Request *request);
 
@@ -376,7 +382,8 @@ int MPIX_Start_enqueue(MPIX_Request *request);
  * communicator's stream runs once the round has completed. For the host the request is
  * inactive at once (restart it with MPIX_Start_enqueue). Named apart from MPIX_Wait_enqueue,
  * which takes an MPI_Request. @p status is filled in stream order (may be MPI_STATUS_IGNORE).
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, inactive request), MPI_ERR_COMM.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (NULL @p request), MPI_ERR_REQUEST (bad handle, inactive
+ *         request), MPI_ERR_COMM.
  */
 int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
 
