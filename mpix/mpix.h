@@ -119,6 +119,9 @@ int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, i
  * Enqueues a nonblocking send. @p request is a real MPI request (generalized request): complete
  * it in stream order with MPIX_Wait_enqueue / MPIX_Waitall_enqueue, or on the host with
  * MPI_Wait / MPI_Test. Errors as MPIX_Send_enqueue, plus MPI_ERR_ARG for a null @p request.
+ * MPI_Cancel on it (or on any request of an *_enqueue call) before it has completed returns
+ * MPI_ERR_UNSUPPORTED_OPERATION: an enqueued op is not withdrawn from its stream; it stays
+ * valid and completes normally.
  */
 int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request);

@@ -413,3 +413,45 @@ TEST_CASE("a host-stream value that is no live host stream: MPI_ERR_ARG, nothing
   HostStreamComm s;
   check_still_works(s);
 }
+
+TEST_CASE("MPI_Cancel of an enqueued request is refused, not a silent no-op", "[errors]") {
+  HostStreamComm s;
+  const int rank = world_rank(), size = world_size();
+  const int peer = rank ^ 1;
+  if (peer >= size) return;
+  const bool receiver = rank % 2 == 0;
+  int y = -1, x = 4242;
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (receiver) {
+    REQUIRE(MPIX_Irecv_enqueue(&y, 1, MPI_INT, peer, 31, s.comm, &r) == MPI_SUCCESS);
+    // Not matched yet (the peer sends after the barrier): refused with an error class.
+    CHECK(error_class(MPI_Cancel(&r)) == MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK(r != MPI_REQUEST_NULL);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (!receiver) REQUIRE(MPIX_Send_enqueue(&x, 1, MPI_INT, peer, 31, s.comm) == MPI_SUCCESS);
+  if (receiver) {
+    // The receive was not withdrawn: it completes with the message, not cancelled.
+    MPI_Status st;
+    REQUIRE(MPI_Wait(&r, &st) == MPI_SUCCESS);
+    CHECK(y == 4242);
+    int cancelled = 1;
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(cancelled == 0);
+  }
+  s.sync();
+  // Cancelling a request that has completed has no effect (MPI) and succeeds.
+  REQUIRE(MPIX_Isend_enqueue(&x, 1, MPI_INT, MPI_PROC_NULL, 32, s.comm, &r) == MPI_SUCCESS);
+  s.sync();
+  int flag = 0;
+  MPI_Status st;
+  int rc = MPI_SUCCESS;
+  while (!flag && rc == MPI_SUCCESS) rc = MPI_Request_get_status(r, &flag, &st);
+  REQUIRE(rc == MPI_SUCCESS);
+  CHECK(MPI_Cancel(&r) == MPI_SUCCESS);
+  REQUIRE(MPI_Wait(&r, &st) == MPI_SUCCESS);
+  int cancelled = 1;
+  MPI_Test_cancelled(&st, &cancelled);
+  CHECK(cancelled == 0);
+  check_still_works(s);
+}
