@@ -8,6 +8,16 @@
  * error, also invokes the error handler of the communicator involved (MPI_COMM_WORLD's when
  * no communicator is involved). Each error is logged once with the call and the argument.
  *
+ * Datatypes: MPI_ERR_TYPE (at the call, before anything is enqueued) means MPI_DATATYPE_NULL
+ * or a derived datatype that is not committed. MPI has no query for the committed state; mpix
+ * asks the MPI library's own argument checks (Open MPI with its default mpi_param_check, MPICH
+ * with error checking) and never commits the caller's datatype. A bad MPIX_* environment
+ * setting fails every call with MPI_ERR_ARG naming the variable (see mpix_info).
+ *
+ * Resources: no C++ exception leaves any call. A thread mpix needs (a host-stream worker, the
+ * agent) that cannot be started is MPI_ERR_OTHER, memory exhaustion MPI_ERR_NO_MEM, both
+ * before anything is enqueued; MPI_ERR_INTERN is a bug in mpix.
+ *
  * Requirements: an MPI library that can give MPI_THREAD_MULTIPLE (the mpix agent thread calls
  * MPI). libmpix defines MPI_Init, MPI_Init_thread and MPI_Query_thread (profiling interface):
  * they ask the library for MPI_THREAD_MULTIPLE and report the level the caller asked for, so
@@ -55,9 +65,11 @@ int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int val
  * "hostfn" | "kernel" (GPU streams). MPI_INFO_NULL or no "type" gives a general stream whose
  * communicator carries ordinary MPI traffic; ops enqueued on it run in order on a host stream
  * mpix creates on first use.
- * @return MPI_SUCCESS, MPI_ERR_ARG (null @p stream, unknown type, missing/bad value),
- *         MPI_ERR_UNSUPPORTED_OPERATION (type whose backend is not built or has no device),
- *         MPI_ERR_OTHER (the MPI library runs below MPI_THREAD_MULTIPLE).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (null @p stream, unknown type, missing/bad value, a
+ *         "mpix_host_stream" value that is no live host stream: never created by
+ *         mpix_host_stream_create, or already destroyed), MPI_ERR_UNSUPPORTED_OPERATION (type
+ *         whose backend is not built or has no device), MPI_ERR_OTHER (the MPI library runs
+ *         below MPI_THREAD_MULTIPLE).
  */
 int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
 
@@ -112,6 +124,9 @@ int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, i
  * Enqueues a nonblocking send. @p request is a real MPI request (generalized request): complete
  * it in stream order with MPIX_Wait_enqueue / MPIX_Waitall_enqueue, or on the host with
  * MPI_Wait / MPI_Test. Errors as MPIX_Send_enqueue, plus MPI_ERR_ARG for a null @p request.
+ * MPI_Cancel on it (or on any request of an *_enqueue call) before it has completed returns
+ * MPI_ERR_UNSUPPORTED_OPERATION: an enqueued op is not withdrawn from its stream; it stays
+ * valid and completes normally.
  */
 int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request);
@@ -297,13 +312,15 @@ int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
 
 /**
  * Starts a round of @p *request (it becomes active). A receive may be written from now on.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (null, freed or already active request; or its last
- *         round was completed with MPIX_Pwait_enqueue and the stream has not reached that wait
- *         yet: synchronise the stream or use MPIX_Start_enqueue).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer), MPI_ERR_REQUEST
+ *         (MPIX_REQUEST_NULL, freed or already active request; or its last round was completed
+ *         with MPIX_Pwait_enqueue and the stream has not reached that wait yet: synchronise
+ *         the stream or use MPIX_Start_enqueue).
  */
 int MPIX_Start(MPIX_Request *request);
 
-/** MPIX_Start on each of @p count requests; checks them all before starting any. */
+/** MPIX_Start on each of @p count requests; checks them all before starting any.
+ *  MPI_ERR_ARG for a NULL @p array_of_requests with @p count > 0. */
 int MPIX_Startall(int count, MPIX_Request array_of_requests[]);
 
 /**
@@ -335,9 +352,11 @@ int MPIX_Parrived(MPIX_Request request, int partition, int *flag);
  * empty status. A misuse recorded by a device (see mpix_device.h) fails the round: it is
  * reported here once, the request becomes inactive, and what was not yet transferred is
  * abandoned (so a misuse that stalls the round never hangs the wait).
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle; device-side misuse), MPI_ERR_ARG (device
- *         partition out of range or double ready), MPI_ERR_TRUNCATE / MPI_ERR_TYPE (sender and
- *         receiver sizes do not fit; also in status->MPI_ERROR).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer; device partition out of
+ *         range or double ready), MPI_ERR_REQUEST (bad handle; device-side misuse),
+ *         MPI_ERR_TRUNCATE / MPI_ERR_COUNT / MPI_ERR_TYPE (sender and receiver sizes do not
+ *         fit; also in status->MPI_ERROR; the sender's messages are taken and dropped, so its
+ *         rounds still complete).
  */
 int MPIX_Wait(MPIX_Request *request, MPI_Status *status);
 
@@ -347,7 +366,9 @@ int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status);
 /**
  * Frees an inactive request and sets @p *request to MPIX_REQUEST_NULL. A request whose last
  * round was completed with MPIX_Pwait_enqueue is released once its stream has passed that wait.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (null, unknown or active request).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer), MPI_ERR_REQUEST
+ *         (MPIX_REQUEST_NULL, unknown or active request). A request still active at
+ *         MPI_Finalize is reported in the log.
  */
 int MPIX_Request_free(MPIX_Request *request);
 
@@ -382,8 +403,8 @@ MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest);
  * Starts a round of @p *request in stream order, on the stream of the request's communicator
  * (which must be a stream communicator): the round becomes active, for kernels and for the
  * network, when the stream reaches this point. For the host the request is active at once.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, active request), MPI_ERR_COMM (the
- *         request's communicator has no stream).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (NULL @p request), MPI_ERR_REQUEST (bad handle, active
+ *         request), MPI_ERR_COMM (the request's communicator has no stream).
  */
 int MPIX_Start_enqueue(MPIX_Request *request);
 
@@ -392,7 +413,8 @@ int MPIX_Start_enqueue(MPIX_Request *request);
  * communicator's stream runs once the round has completed. For the host the request is
  * inactive at once (restart it with MPIX_Start_enqueue). Named apart from MPIX_Wait_enqueue,
  * which takes an MPI_Request. @p status is filled in stream order (may be MPI_STATUS_IGNORE).
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, inactive request), MPI_ERR_COMM.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (NULL @p request), MPI_ERR_REQUEST (bad handle, inactive
+ *         request), MPI_ERR_COMM.
  */
 int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
 

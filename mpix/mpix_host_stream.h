@@ -25,12 +25,19 @@ typedef struct mpix_host_stream_s *mpix_host_stream_t;
 /** Host function run in stream order on the stream's worker thread. */
 typedef void (*mpix_host_fn_t)(void *arg);
 
-/** Creates a host stream and its worker thread. */
+/**
+ * Creates a host stream and its worker thread.
+ * @return 0, MPI_ERR_ARG (null @p stream, or a bad MPIX_* setting), MPI_ERR_OTHER (the worker
+ *         thread could not be started), MPI_ERR_NO_MEM; @p *stream is untouched on error.
+ */
 int mpix_host_stream_create(mpix_host_stream_t *stream);
 
 /**
  * Waits for everything enqueued to run, stops the worker and frees the stream.
- * Sets @p *stream to NULL. The stream must not be attached to a live MPIX_Stream.
+ * Sets @p *stream to NULL. The stream must not be attached to a live MPIX_Stream: if it is,
+ * every later mpix call that would use that MPIX_Stream (enqueues, waits, synchronize) fails
+ * with MPI_ERR_ARG and enqueues nothing; the MPIX_Stream and its communicators can still be
+ * freed.
  */
 int mpix_host_stream_destroy(mpix_host_stream_t *stream);
 

@@ -1,6 +1,40 @@
 #include "api/checks.hpp"
 
+#include <mutex>
+
+#include "core/runtime.hpp"
+
 namespace mpix {
+namespace {
+
+// MPI has no query for "is this datatype committed". A zero-count MPI_Send to MPI_PROC_NULL
+// asks the library's own argument checks instead: Open MPI (with its default
+// mpi_param_check) and MPICH (with error checking) refuse an uncommitted type with
+// MPI_ERR_TYPE there, touch no buffer and send nothing. It goes to a private duplicate of
+// MPI_COMM_SELF with MPI_ERRORS_RETURN, so the user's error handlers never see the probe.
+// Where the library checks nothing, the probe returns success and the type is taken as is.
+std::mutex g_probe_mu;
+MPI_Comm g_probe = MPI_COMM_NULL;
+
+void free_probe_comm() {
+  std::lock_guard<std::mutex> lk(g_probe_mu);
+  if (g_probe != MPI_COMM_NULL) MPI_Comm_free(&g_probe);
+}
+
+Status probe_comm(MPI_Comm *out) {
+  std::lock_guard<std::mutex> lk(g_probe_mu);
+  if (g_probe == MPI_COMM_NULL) {
+    MPI_Comm c = MPI_COMM_NULL;
+    MPIX_MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &c));
+    MPIX_MPI_CHECK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+    g_probe = c;
+    runtime_at_finalize(free_probe_comm);
+  }
+  *out = g_probe;
+  return {};
+}
+
+}  // namespace
 
 Status check_comm(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return make_status(MPI_ERR_COMM, "communicator is MPI_COMM_NULL");
@@ -14,7 +48,19 @@ Status check_count(int count) {
 
 Status check_datatype(MPI_Datatype dt) {
   if (dt == MPI_DATATYPE_NULL) return make_status(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-  return {};
+  int ni, na, nd, combiner;
+  MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) return {};  // predefined: always committed
+  MPI_Comm probe = MPI_COMM_NULL;
+  MPIX_TRY(probe_comm(&probe));
+  int rc = MPI_Send(nullptr, 0, dt, MPI_PROC_NULL, 0, probe);
+  if (rc == MPI_SUCCESS) return {};
+  int cls = MPI_ERR_TYPE;
+  MPI_Error_class(rc, &cls);
+  if (cls == MPI_ERR_TYPE)
+    return make_status(MPI_ERR_TYPE, "datatype is not committed (call MPI_Type_commit first) or "
+                       "not valid");
+  return mpi_status(rc, "MPI_Send(0 elements of datatype to MPI_PROC_NULL)", __FILE__, __LINE__);
 }
 
 Status check_buffer(const void *buf, int count, MPI_Datatype dt, const char *name) {

@@ -10,6 +10,8 @@ namespace mpix {
 
 Status check_comm(MPI_Comm comm);
 Status check_count(int count);
+// MPI_DATATYPE_NULL, or a derived datatype not committed (MPI_ERR_TYPE): as far as the MPI
+// library's argument checks tell (there is no MPI query; see checks.cpp). Needs runtime_init.
 Status check_datatype(MPI_Datatype dt);
 // A null buffer is an error for count > 0 with a predefined datatype (derived datatypes may
 // address absolute memory from MPI_BOTTOM).

@@ -1,6 +1,7 @@
 // How C entry points report failure: log one line naming the call and the problem, invoke the
 // error handler of the communicator involved (MPI_COMM_WORLD's when there is none), and return
-// the MPI error class.
+// the MPI error class. No C++ exception crosses the C API: every entry point runs inside
+// api_guard, which turns one into an MPI error class.
 #pragma once
 
 #include <mpi.h>
@@ -10,5 +11,24 @@
 namespace mpix {
 
 int finish(MPI_Comm comm, const char *call, const Status &st);
+
+// Call only inside a catch block: the MPI error class of the exception being handled
+// (std::bad_alloc: MPI_ERR_NO_MEM; std::system_error, e.g. a thread that could not be
+// started: MPI_ERR_OTHER; anything else: MPI_ERR_INTERN), logged once with @p call.
+int exception_class(const char *call) noexcept;
+// Call only inside a catch block: exception_class, then MPI_COMM_WORLD's error handler (the
+// communicator of a call that threw is not known for sure).
+int exception_finish(const char *call) noexcept;
+
+// Runs an entry point's body (@p fn returns its MPI error class); an exception becomes an MPI
+// error class instead of crossing into C.
+template <class Fn>
+int api_guard(const char *call, Fn &&fn) noexcept {
+  try {
+    return fn();
+  } catch (...) {
+    return exception_finish(call);
+  }
+}
 
 }  // namespace mpix

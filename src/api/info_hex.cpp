@@ -41,15 +41,18 @@ bool hex_decode(const std::string &text, void *value, int size) {
 extern "C" int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value,
                                  int value_size) {
   using namespace mpix;
-  Status st;
-  if (info == MPI_INFO_NULL) st = make_status(MPI_ERR_INFO, "info is MPI_INFO_NULL");
-  else if (!key) st = make_status(MPI_ERR_ARG, "key is NULL");
-  else if (!value) st = make_status(MPI_ERR_ARG, "value is NULL");
-  else if (value_size <= 0) st = make_status(MPI_ERR_ARG, "value_size %d is not positive", value_size);
-  if (st.is_ok()) {
-    std::string hex = hex_encode(value, value_size);
-    int rc = MPI_Info_set(info, key, hex.c_str());
-    if (rc != MPI_SUCCESS) st = mpi_status(rc, "MPI_Info_set", __FILE__, __LINE__);
-  }
-  return finish(MPI_COMM_NULL, "MPIX_Info_set_hex", st);
+  return api_guard("MPIX_Info_set_hex", [&]() -> int {
+    Status st;
+    if (info == MPI_INFO_NULL) st = make_status(MPI_ERR_INFO, "info is MPI_INFO_NULL");
+    else if (!key) st = make_status(MPI_ERR_ARG, "key is NULL");
+    else if (!value) st = make_status(MPI_ERR_ARG, "value is NULL");
+    else if (value_size <= 0)
+      st = make_status(MPI_ERR_ARG, "value_size %d is not positive", value_size);
+    if (st.is_ok()) {
+      std::string hex = hex_encode(value, value_size);
+      int rc = MPI_Info_set(info, key, hex.c_str());
+      if (rc != MPI_SUCCESS) st = mpi_status(rc, "MPI_Info_set", __FILE__, __LINE__);
+    }
+    return finish(MPI_COMM_NULL, "MPIX_Info_set_hex", st);
+  });
 }

@@ -3,6 +3,7 @@
 
 #include "api/checks.hpp"
 #include "api/errors.hpp"
+#include "core/agent.hpp"
 #include "core/enqueue.hpp"
 #include "core/op.hpp"
 #include "core/request.hpp"
@@ -17,6 +18,8 @@ Status p2p(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer, i
   if (want_request && !request) return make_status(MPI_ERR_ARG, "request is NULL");
   MPIX_TRY(runtime_init());
   MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv));
+  // A thread that cannot be started fails here, before an op exists.
+  MPIX_TRY(agent_start());
   EnqueueArgs a;
   a.kind = kind;
   if (kind == OpKind::send) a.sbuf = buf;
@@ -66,89 +69,106 @@ extern "C" {
 
 int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm) {
-  return finish(comm, "MPIX_Send_enqueue",
-                p2p(OpKind::send, buf, count, datatype, dest, tag, comm, nullptr, false, nullptr));
+  return api_guard("MPIX_Send_enqueue", [&]() -> int {
+    Status st = p2p(OpKind::send, buf, count, datatype, dest, tag, comm, nullptr, false, nullptr);
+    return finish(comm, "MPIX_Send_enqueue", st);
+  });
 }
 
 int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                       MPI_Comm comm, MPI_Status *status) {
-  return finish(comm, "MPIX_Recv_enqueue",
-                p2p(OpKind::recv, buf, count, datatype, source, tag, comm, nullptr, false, status));
+  return api_guard("MPIX_Recv_enqueue", [&]() -> int {
+    Status st = p2p(OpKind::recv, buf, count, datatype, source, tag, comm, nullptr, false, status);
+    return finish(comm, "MPIX_Recv_enqueue", st);
+  });
 }
 
 int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request) {
-  return finish(comm, "MPIX_Isend_enqueue",
-                p2p(OpKind::send, buf, count, datatype, dest, tag, comm, request, true, nullptr));
+  return api_guard("MPIX_Isend_enqueue", [&]() -> int {
+    Status st = p2p(OpKind::send, buf, count, datatype, dest, tag, comm, request, true, nullptr);
+    return finish(comm, "MPIX_Isend_enqueue", st);
+  });
 }
 
 int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                        MPI_Comm comm, MPI_Request *request) {
-  return finish(comm, "MPIX_Irecv_enqueue",
-                p2p(OpKind::recv, buf, count, datatype, source, tag, comm, request, true, nullptr));
+  return api_guard("MPIX_Irecv_enqueue", [&]() -> int {
+    Status st = p2p(OpKind::recv, buf, count, datatype, source, tag, comm, request, true, nullptr);
+    return finish(comm, "MPIX_Irecv_enqueue", st);
+  });
 }
 
 int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status) {
-  MPI_Comm comm = request_comm(request);
-  Status st = request ? enqueue_wait(request, status)
-                      : make_status(MPI_ERR_ARG, "request is NULL");
-  return finish(comm, "MPIX_Wait_enqueue", st);
+  return api_guard("MPIX_Wait_enqueue", [&]() -> int {
+    MPI_Comm comm = request_comm(request);
+    Status st = request ? enqueue_wait(request, status)
+                        : make_status(MPI_ERR_ARG, "request is NULL");
+    return finish(comm, "MPIX_Wait_enqueue", st);
+  });
 }
 
 int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
                          MPI_Status *array_of_statuses) {
-  Status st = check_count(count);
-  if (st.is_ok() && count > 0 && !array_of_requests)
-    st = make_status(MPI_ERR_ARG, "array_of_requests is NULL");
-  MPI_Comm comm = MPI_COMM_NULL;
-  // Check every handle first, so a bad one leaves nothing half-enqueued.
-  if (st.is_ok() && count > 0) {
-    std::vector<Op *> ops(static_cast<std::size_t>(count));
-    const int bad = request_find_all(count, array_of_requests, ops.data(), /*take=*/false);
-    for (int i = 0; i < count && comm == MPI_COMM_NULL; ++i)
-      if (ops[i]) comm = ops[i]->comm;
-    if (bad >= 0)
-      st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request",
-                       bad);
-  }
-  if (st.is_ok() && count > 0) st = enqueue_waitall(count, array_of_requests, array_of_statuses);
-  return finish(comm, "MPIX_Waitall_enqueue", st);
+  return api_guard("MPIX_Waitall_enqueue", [&]() -> int {
+    Status st = check_count(count);
+    if (st.is_ok() && count > 0 && !array_of_requests)
+      st = make_status(MPI_ERR_ARG, "array_of_requests is NULL");
+    MPI_Comm comm = MPI_COMM_NULL;
+    // Check every handle first, so a bad one leaves nothing half-enqueued.
+    if (st.is_ok() && count > 0) {
+      std::vector<Op *> ops(static_cast<std::size_t>(count));
+      const int bad = request_find_all(count, array_of_requests, ops.data(), /*take=*/false);
+      for (int i = 0; i < count && comm == MPI_COMM_NULL; ++i)
+        if (ops[i]) comm = ops[i]->comm;
+      if (bad >= 0)
+        st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request",
+                         bad);
+    }
+    if (st.is_ok() && count > 0) st = enqueue_waitall(count, array_of_requests, array_of_statuses);
+    return finish(comm, "MPIX_Waitall_enqueue", st);
+  });
 }
 
 int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm) {
-  Status st = runtime_init();
-  if (st.is_ok()) st = check_comm(comm);
-  if (st.is_ok()) st = check_count(count);
-  if (st.is_ok()) st = check_datatype(datatype);
-  if (st.is_ok() && op == MPI_OP_NULL) st = make_status(MPI_ERR_OP, "op is MPI_OP_NULL");
-  if (st.is_ok()) st = check_reduce_op(op, datatype);
-  if (st.is_ok() && sendbuf != MPI_IN_PLACE) st = check_buffer(sendbuf, count, datatype, "sendbuf");
-  if (st.is_ok()) st = check_buffer(recvbuf, count, datatype, "recvbuf");
-  // Caught here, not by the MPI_Iallreduce the agent posts later: an error there would reach
-  // no caller (this call has no request), only the log.
-  if (st.is_ok() && recvbuf == MPI_IN_PLACE)
-    st = make_status(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
-  if (st.is_ok() && count > 0 && sendbuf == recvbuf && sendbuf != MPI_BOTTOM)
-    st = make_status(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use "
-                     "MPI_IN_PLACE as sendbuf", recvbuf);
-  if (st.is_ok() && sendbuf == MPI_IN_PLACE) {
-    int inter = 0;
-    MPI_Comm_test_inter(comm, &inter);
-    if (inter) st = make_status(MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator");
-  }
-  if (st.is_ok()) {
-    EnqueueArgs a;
-    a.kind = OpKind::allreduce;
-    a.sbuf = sendbuf;
-    a.rbuf = recvbuf;
-    a.count = count;
-    a.dt = datatype;
-    a.reduce_op = op;
-    a.comm = comm;
-    st = enqueue_op(a, nullptr, nullptr);
-  }
-  return finish(comm, "MPIX_Allreduce_enqueue", st);
+  return api_guard("MPIX_Allreduce_enqueue", [&]() -> int {
+    Status st = runtime_init();
+    if (st.is_ok()) st = check_comm(comm);
+    if (st.is_ok()) st = check_count(count);
+    if (st.is_ok()) st = check_datatype(datatype);
+    if (st.is_ok() && op == MPI_OP_NULL) st = make_status(MPI_ERR_OP, "op is MPI_OP_NULL");
+    if (st.is_ok()) st = check_reduce_op(op, datatype);
+    if (st.is_ok() && sendbuf != MPI_IN_PLACE)
+      st = check_buffer(sendbuf, count, datatype, "sendbuf");
+    if (st.is_ok()) st = check_buffer(recvbuf, count, datatype, "recvbuf");
+    // Caught here, not by the MPI_Iallreduce the agent posts later: an error there would reach
+    // no caller (this call has no request), only the log.
+    if (st.is_ok() && recvbuf == MPI_IN_PLACE)
+      st = make_status(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
+    if (st.is_ok() && count > 0 && sendbuf == recvbuf && sendbuf != MPI_BOTTOM)
+      st = make_status(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use "
+                       "MPI_IN_PLACE as sendbuf", recvbuf);
+    if (st.is_ok() && sendbuf == MPI_IN_PLACE) {
+      int inter = 0;
+      MPI_Comm_test_inter(comm, &inter);
+      if (inter)
+        st = make_status(MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator");
+    }
+    if (st.is_ok()) st = agent_start();
+    if (st.is_ok()) {
+      EnqueueArgs a;
+      a.kind = OpKind::allreduce;
+      a.sbuf = sendbuf;
+      a.rbuf = recvbuf;
+      a.count = count;
+      a.dt = datatype;
+      a.reduce_op = op;
+      a.comm = comm;
+      st = enqueue_op(a, nullptr, nullptr);
+    }
+    return finish(comm, "MPIX_Allreduce_enqueue", st);
+  });
 }
 
 }  // extern "C"

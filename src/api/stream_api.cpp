@@ -114,10 +114,13 @@ Status find_stream(MPIX_Stream h, std::shared_ptr<Stream> *out) {
 Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
   MPIX_TRY(check_comm(comm));
   if (!newcomm) return make_status(MPI_ERR_ARG, "newcomm is NULL");
-  MPIX_TRY(runtime_init());
+  // A bad MPIX_* setting on this rank only still joins the agreement below, so that the other
+  // ranks get an error instead of waiting in MPI_Comm_dup for this one.
+  bool bad_setting = false;
+  Status local = runtime_init(&bad_setting);
+  if (!local.is_ok() && !bad_setting) return local;
   auto ctx = std::make_shared<CommCtx>();
-  Status local;
-  if (h != MPIX_STREAM_NULL) local = find_stream(h, &ctx->stream);
+  if (local.is_ok() && h != MPIX_STREAM_NULL) local = find_stream(h, &ctx->stream);
   Provider *prov = nullptr;
   if (local.is_ok()) local = provider_get(&prov);
   MPI_Comm dup = MPI_COMM_NULL;
@@ -173,37 +176,48 @@ using namespace mpix;
 extern "C" {
 
 int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream) {
-  return finish(MPI_COMM_NULL, "MPIX_Stream_create", stream_create(info, stream));
+  return api_guard("MPIX_Stream_create", [&]() -> int {
+    return finish(MPI_COMM_NULL, "MPIX_Stream_create", stream_create(info, stream));
+  });
 }
 
 int MPIX_Stream_free(MPIX_Stream *stream) {
-  Status st;
-  if (!stream) st = make_status(MPI_ERR_ARG, "stream is NULL");
-  else if (*stream == MPIX_STREAM_NULL) st = make_status(MPI_ERR_ARG, "stream is MPIX_STREAM_NULL");
-  else st = stream_unregister(handle_id(*stream));
-  if (st.is_ok()) *stream = MPIX_STREAM_NULL;
-  return finish(MPI_COMM_NULL, "MPIX_Stream_free", st);
+  return api_guard("MPIX_Stream_free", [&]() -> int {
+    Status st;
+    if (!stream) st = make_status(MPI_ERR_ARG, "stream is NULL");
+    else if (*stream == MPIX_STREAM_NULL)
+      st = make_status(MPI_ERR_ARG, "stream is MPIX_STREAM_NULL");
+    else st = stream_unregister(handle_id(*stream));
+    if (st.is_ok()) *stream = MPIX_STREAM_NULL;
+    return finish(MPI_COMM_NULL, "MPIX_Stream_free", st);
+  });
 }
 
 int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm) {
-  return finish(comm, "MPIX_Stream_comm_create", stream_comm_create(comm, stream, newcomm));
+  return api_guard("MPIX_Stream_comm_create", [&]() -> int {
+    return finish(comm, "MPIX_Stream_comm_create", stream_comm_create(comm, stream, newcomm));
+  });
 }
 
 int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream) {
-  return finish(comm, "MPIX_Comm_get_stream", comm_get_stream(comm, idx, stream));
+  return api_guard("MPIX_Comm_get_stream", [&]() -> int {
+    return finish(comm, "MPIX_Comm_get_stream", comm_get_stream(comm, idx, stream));
+  });
 }
 
 int MPIX_Stream_synchronize(MPIX_Stream stream) {
-  std::shared_ptr<Stream> s;
-  Status st = find_stream(stream, &s);
-  ExecStream *ex = nullptr;
-  if (st.is_ok()) st = s->exec(&ex);
-  if (st.is_ok()) {
-    std::lock_guard<std::mutex> lk(s->enqueue_mutex());
-    st = flush_deferred_trigger(*s, *ex);
-  }
-  if (st.is_ok()) st = ex->synchronize();
-  return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
+  return api_guard("MPIX_Stream_synchronize", [&]() -> int {
+    std::shared_ptr<Stream> s;
+    Status st = find_stream(stream, &s);
+    ExecStream *ex = nullptr;
+    if (st.is_ok()) st = s->exec(&ex);
+    if (st.is_ok()) {
+      std::lock_guard<std::mutex> lk(s->enqueue_mutex());
+      st = flush_deferred_trigger(*s, *ex);
+    }
+    if (st.is_ok()) st = ex->synchronize();
+    return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
+  });
 }
 
 }  // extern "C"

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -309,7 +311,13 @@ Status agent_get(Agent **out) {
   if (!g_agent) {
     Provider *prov = nullptr;
     MPIX_TRY(provider_get(&prov));
-    g_agent = new Agent(prov);
+    try {
+      g_agent = new Agent(prov);
+    } catch (const std::system_error &e) {
+      return make_status(MPI_ERR_OTHER, "could not start the agent thread: %s", e.what());
+    } catch (const std::bad_alloc &) {
+      return make_status(MPI_ERR_NO_MEM, "out of memory starting the agent");
+    }
     g_agent_fast.store(g_agent, std::memory_order_release);
     MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
   }
@@ -318,6 +326,11 @@ Status agent_get(Agent **out) {
 }
 
 }  // namespace
+
+Status agent_start() {
+  Agent *a = nullptr;
+  return agent_get(&a);
+}
 
 Status agent_submit(Op *op) {
   Agent *a = nullptr;

@@ -24,6 +24,9 @@ class AgentPoller {
 Status agent_add_poller(AgentPoller *p);
 void agent_remove_poller(AgentPoller *p);
 
+// Starts the agent thread if it is not running; an error (MPI_ERR_OTHER: the thread could not
+// be started) leaves nothing behind. The C API calls it before it makes an op.
+Status agent_start();
 // Hands @p op to the agent (starting it if needed). The op must be fully set up.
 Status agent_submit(Op *op);
 // Stops the agent thread (at MPI_Finalize). Ops still held are reported by the caller.

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <new>
 
 #include "core/log.hpp"
 
@@ -11,7 +12,7 @@ namespace {
 // The attribute value is a heap-held shared_ptr, so duplicates share nothing but the stream.
 using Holder = std::shared_ptr<CommCtx>;
 
-int copy_fn(MPI_Comm, int, void *, void *attr_in, void *attr_out, int *flag) {
+int copy_fn_body(void *attr_in, void *attr_out, int *flag) {
   const Holder &old = *static_cast<Holder *>(attr_in);
   auto ctx = std::make_shared<CommCtx>();
   ctx->stream = old->stream;
@@ -29,6 +30,21 @@ int copy_fn(MPI_Comm, int, void *, void *attr_in, void *attr_out, int *flag) {
   *static_cast<Holder **>(attr_out) = new Holder(std::move(ctx));
   *flag = 1;
   return MPI_SUCCESS;
+}
+
+// Called by MPI (C): no exception may leave it; the context's destructor undoes the count.
+int copy_fn(MPI_Comm, int, void *, void *attr_in, void *attr_out, int *flag) {
+  try {
+    return copy_fn_body(attr_in, attr_out, flag);
+  } catch (const std::bad_alloc &) {
+    *flag = 0;
+    MPIX_LOG(error, "api", "duplicating a stream communicator: out of memory");
+    return MPI_ERR_NO_MEM;
+  } catch (...) {
+    *flag = 0;
+    MPIX_LOG(error, "api", "duplicating a stream communicator: internal error (exception)");
+    return MPI_ERR_INTERN;
+  }
 }
 
 // Bumped whenever an attribute value (a Holder) may go away, so that every thread's cached

@@ -153,11 +153,16 @@ int free_fn(void *extra) {
   return MPI_SUCCESS;
 }
 
-int cancel_fn(void *, int complete) {
-  // An enqueued op cannot be withdrawn from the stream; MPI_Cancel of an incomplete one is a
-  // no-op (allowed: cancellation is never guaranteed) and the op completes normally.
-  (void)complete;
-  return MPI_SUCCESS;
+int cancel_fn(void *extra, int complete) {
+  // Cancelling a completed request has no effect (MPI). An incomplete enqueued op is not
+  // withdrawn (the stream still passes through it): refused with an error, so that the caller
+  // does not wait for a cancellation that never happens; the op completes normally.
+  if (complete) return MPI_SUCCESS;
+  const auto *op = static_cast<const Op *>(extra);
+  MPIX_LOG(warn, "api", "MPI_Cancel: an mpix enqueued %s (peer %d, tag %d) cannot be cancelled; "
+           "it stays in stream order and completes normally", op_kind_name(op->kind), op->peer,
+           op->tag);
+  return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
 }  // namespace

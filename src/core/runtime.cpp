@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/profile.hpp"
+#include "core/settings.hpp"
 #include "core/signal_pool.hpp"
 #include "core/thread_level.hpp"
 #include "core/type_release.hpp"
@@ -21,7 +22,7 @@ std::mutex g_mu;
 std::mutex g_at_fin_mu;
 std::vector<void (*)()> g_at_finalize;
 
-int on_finalize(MPI_Comm, int, void *, void *) {
+void on_finalize_body() {
   // Stop the agent first: an op whose completion the stream has already seen may still be in
   // the agent's hands for a moment (it writes the completion word, then lets the op go), and
   // would be reported as never retired.
@@ -39,7 +40,17 @@ int on_finalize(MPI_Comm, int, void *, void *) {
   comm_ctx_release_keyval();
   profile_report();
   g_ready.store(false);
-  return MPI_SUCCESS;
+}
+
+// Called by MPI (C) inside MPI_Finalize: no exception may leave it.
+int on_finalize(MPI_Comm, int, void *, void *) {
+  try {
+    on_finalize_body();
+    return MPI_SUCCESS;
+  } catch (...) {
+    MPIX_LOG(error, "api", "MPI_Finalize: mpix shutdown failed (exception)");
+    return MPI_ERR_INTERN;
+  }
 }
 
 }  // namespace
@@ -49,7 +60,8 @@ void runtime_at_finalize(void (*fn)()) {
   g_at_finalize.push_back(fn);
 }
 
-Status runtime_init() {
+Status runtime_init(bool *bad_setting) {
+  if (bad_setting) *bad_setting = false;
   if (g_ready.load(std::memory_order_acquire)) return {};
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_ready.load()) return {};
@@ -78,6 +90,13 @@ Status runtime_init() {
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log_set_rank(rank);
+  // Every MPIX_* value checked before anything uses one; a bad one fails every mpix call (this
+  // stays unready), so no part of mpix runs with a value it silently replaced.
+  const Status &settings = settings_check();
+  if (!settings.is_ok()) {
+    if (bad_setting) *bad_setting = true;
+    return settings;
+  }
   int kv = MPI_KEYVAL_INVALID;
   MPIX_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &kv, nullptr));
   MPIX_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, kv, nullptr));

@@ -7,8 +7,10 @@
 
 namespace mpix {
 
-// Checks the MPI library gave MPI_THREAD_MULTIPLE and sets up the finalize hook.
-Status runtime_init();
+// Checks the MPI library gave MPI_THREAD_MULTIPLE and every MPIX_* setting's value
+// (settings_check), and sets up the finalize hook. @p bad_setting (may be null): set to whether
+// the failure is a bad setting (MPI itself is usable then).
+Status runtime_init(bool *bad_setting = nullptr);
 // Runs @p fn at MPI_Finalize, after the agent has stopped (e.g. to free an MPI attribute key
 // a subsystem made on first use). Each function runs once, in registration order.
 void runtime_at_finalize(void (*fn)());

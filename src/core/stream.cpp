@@ -24,7 +24,10 @@ void Stream::release_exec() {
   released_ = true;
   exec_fast_.store(nullptr, std::memory_order_release);
   if (!exec_) return;
-  Status st = exec_->synchronize();
+  // A native stream destroyed behind mpix's back (refused at every use since) has nothing left
+  // to drain.
+  Status st = exec_->check_live();
+  if (st.is_ok()) st = exec_->synchronize();
   if (!st.is_ok()) MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
   exec_.reset();
 }
@@ -34,7 +37,7 @@ uint64_t Stream::load_trigger_base() const { return __atomic_load_n(trigger_.wor
 Status Stream::exec(ExecStream **out) {
   // Enqueuing while another thread frees the stream is erroneous, so a pointer read here just
   // before release_exec() is no worse than one returned by the locked path just before it.
-  if ((*out = exec_fast_.load(std::memory_order_acquire))) return {};
+  if ((*out = exec_fast_.load(std::memory_order_acquire))) return (*out)->check_live();
   std::lock_guard<std::mutex> lk(exec_mu_);
   if (released_)
     return make_status(MPI_ERR_ARG, "stream %llu was freed (MPIX_Stream_free)",
@@ -49,7 +52,7 @@ Status Stream::exec(ExecStream **out) {
     exec_fast_.store(exec_.get(), std::memory_order_release);
   }
   *out = exec_.get();
-  return {};
+  return exec_->check_live();
 }
 
 namespace {

@@ -107,6 +107,9 @@ class ExecStream {
   virtual void *native() const = 0;
   // The device the stream belongs to; -1 for a host stream.
   virtual int device() const { return -1; }
+  // Whether the native stream can still take work; checked before an op is made, so that a
+  // stream destroyed behind mpix's back fails the call with nothing left behind.
+  virtual Status check_live() const { return {}; }
 };
 
 class Backend {

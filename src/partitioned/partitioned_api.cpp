@@ -134,130 +134,167 @@ extern "C" {
 
 int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
-  (void)info;  // no hints are defined
-  return finish(comm, "MPIX_Psend_init", p_init(PRequest::Side::send, buf, partitions, count,
-                                                datatype, dest, tag, comm, request));
+  return api_guard("MPIX_Psend_init", [&]() -> int {
+    (void)info;  // no hints are defined
+    return finish(comm, "MPIX_Psend_init", p_init(PRequest::Side::send, buf, partitions, count,
+                                                  datatype, dest, tag, comm, request));
+  });
 }
 
 int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                     int source, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
-  (void)info;
-  return finish(comm, "MPIX_Precv_init", p_init(PRequest::Side::recv, buf, partitions, count,
-                                                datatype, source, tag, comm, request));
+  return api_guard("MPIX_Precv_init", [&]() -> int {
+    (void)info;
+    return finish(comm, "MPIX_Precv_init", p_init(PRequest::Side::recv, buf, partitions, count,
+                                                  datatype, source, tag, comm, request));
+  });
 }
 
 int MPIX_Start(MPIX_Request *request) {
-  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-  Status st = request ? start_all(1, request, false, false)
-                      : make_status(MPI_ERR_ARG, "request is NULL");
-  return finish(comm, "MPIX_Start", st);
+  return api_guard("MPIX_Start", [&]() -> int {
+    MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+    Status st = request ? start_all(1, request, false, false)
+                        : make_status(MPI_ERR_ARG, "request is NULL");
+    return finish(comm, "MPIX_Start", st);
+  });
 }
 
 int MPIX_Startall(int count, MPIX_Request array_of_requests[]) {
-  MPI_Comm comm = count > 0 && array_of_requests ? comm_of(array_of_requests[0]) : MPI_COMM_NULL;
-  return finish(comm, "MPIX_Startall", start_all(count, array_of_requests, false, true));
+  return api_guard("MPIX_Startall", [&]() -> int {
+    MPI_Comm comm = count > 0 && array_of_requests ? comm_of(array_of_requests[0]) : MPI_COMM_NULL;
+    return finish(comm, "MPIX_Startall", start_all(count, array_of_requests, false, true));
+  });
 }
 
 int MPIX_Start_enqueue(MPIX_Request *request) {
-  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-  Status st = request ? start_all(1, request, true, false)
-                      : make_status(MPI_ERR_ARG, "request is NULL");
-  return finish(comm, "MPIX_Start_enqueue", st);
+  return api_guard("MPIX_Start_enqueue", [&]() -> int {
+    MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+    Status st = request ? start_all(1, request, true, false)
+                        : make_status(MPI_ERR_ARG, "request is NULL");
+    return finish(comm, "MPIX_Start_enqueue", st);
+  });
 }
 
 int MPIX_Pready(int partition, MPIX_Request request) {
-  return finish(comm_of(request), "MPIX_Pready", pready(request, &partition, 1));
+  return api_guard("MPIX_Pready", [&]() -> int {
+    return finish(comm_of(request), "MPIX_Pready", pready(request, &partition, 1));
+  });
 }
 
 int MPIX_Pready_range(int partition_low, int partition_high, MPIX_Request request) {
-  Status st;
-  if (partition_low > partition_high) {
-    st = make_status(MPI_ERR_ARG, "partition_low %d > partition_high %d", partition_low,
-                     partition_high);
-  } else {
-    std::vector<int> parts;
-    parts.reserve(static_cast<std::size_t>(static_cast<int64_t>(partition_high) - partition_low + 1));
-    for (int64_t p = partition_low; p <= partition_high; ++p) parts.push_back(static_cast<int>(p));
-    st = pready(request, parts.data(), static_cast<int>(parts.size()));
-  }
-  return finish(comm_of(request), "MPIX_Pready_range", st);
+  return api_guard("MPIX_Pready_range", [&]() -> int {
+    Status st;
+    if (partition_low > partition_high) {
+      st = make_status(MPI_ERR_ARG, "partition_low %d > partition_high %d", partition_low,
+                       partition_high);
+    } else {
+      std::vector<int> parts;
+      parts.reserve(
+          static_cast<std::size_t>(static_cast<int64_t>(partition_high) - partition_low + 1));
+      for (int64_t p = partition_low; p <= partition_high; ++p)
+        parts.push_back(static_cast<int>(p));
+      st = pready(request, parts.data(), static_cast<int>(parts.size()));
+    }
+    return finish(comm_of(request), "MPIX_Pready_range", st);
+  });
 }
 
 int MPIX_Pready_list(int length, const int array_of_partitions[], MPIX_Request request) {
-  Status st;
-  if (length < 0) st = make_status(MPI_ERR_ARG, "length %d is negative", length);
-  else if (length > 0 && !array_of_partitions)
-    st = make_status(MPI_ERR_ARG, "array_of_partitions is NULL");
-  else if (length > 0) st = pready(request, array_of_partitions, length);
-  else {
-    std::shared_ptr<PRequest> r;
-    st = find(request, &r);
-  }
-  return finish(comm_of(request), "MPIX_Pready_list", st);
+  return api_guard("MPIX_Pready_list", [&]() -> int {
+    Status st;
+    if (length < 0) st = make_status(MPI_ERR_ARG, "length %d is negative", length);
+    else if (length > 0 && !array_of_partitions)
+      st = make_status(MPI_ERR_ARG, "array_of_partitions is NULL");
+    else if (length > 0) st = pready(request, array_of_partitions, length);
+    else {
+      std::shared_ptr<PRequest> r;
+      st = find(request, &r);
+    }
+    return finish(comm_of(request), "MPIX_Pready_list", st);
+  });
 }
 
 int MPIX_Parrived(MPIX_Request request, int partition, int *flag) {
-  std::shared_ptr<PRequest> r;
-  Status st = find(request, &r);
-  if (st.is_ok()) st = r->parrived(partition, flag);
-  return finish(comm_of(request), "MPIX_Parrived", st);
+  return api_guard("MPIX_Parrived", [&]() -> int {
+    std::shared_ptr<PRequest> r;
+    Status st = find(request, &r);
+    if (st.is_ok()) st = r->parrived(partition, flag);
+    return finish(comm_of(request), "MPIX_Parrived", st);
+  });
 }
 
 int MPIX_Wait(MPIX_Request *request, MPI_Status *status) {
-  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-  return finish(comm, "MPIX_Wait", wait_or_test(request, nullptr, status));
+  return api_guard("MPIX_Wait", [&]() -> int {
+    MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+    return finish(comm, "MPIX_Wait", wait_or_test(request, nullptr, status));
+  });
 }
 
 int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status) {
-  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-  Status st = flag ? wait_or_test(request, flag, status)
-                   : make_status(MPI_ERR_ARG, "flag is NULL");
-  return finish(comm, "MPIX_Test", st);
+  return api_guard("MPIX_Test", [&]() -> int {
+    MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+    Status st = flag ? wait_or_test(request, flag, status)
+                     : make_status(MPI_ERR_ARG, "flag is NULL");
+    return finish(comm, "MPIX_Test", st);
+  });
 }
 
 int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status) {
-  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-  std::shared_ptr<PRequest> r;
-  Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
-  if (st.is_ok()) st = r->pwait_enqueue(status);
-  return finish(comm, "MPIX_Pwait_enqueue", st);
+  return api_guard("MPIX_Pwait_enqueue", [&]() -> int {
+    MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+    std::shared_ptr<PRequest> r;
+    Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
+    if (st.is_ok()) st = r->pwait_enqueue(status);
+    return finish(comm, "MPIX_Pwait_enqueue", st);
+  });
 }
 
 int MPIX_Request_free(MPIX_Request *request) {
-  MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-  std::shared_ptr<PRequest> r;
-  Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
-  if (st.is_ok()) {
-    bool released = false;
-    st = r->release(&released);  // may report a device error and still free
-    if (released) {
-      prequest_unregister(id_of(*request));
-      *request = MPIX_REQUEST_NULL;
+  return api_guard("MPIX_Request_free", [&]() -> int {
+    MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
+    std::shared_ptr<PRequest> r;
+    Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
+    if (st.is_ok()) {
+      bool released = false;
+      st = r->release(&released);  // may report a device error and still free
+      if (released) {
+        prequest_unregister(id_of(*request));
+        *request = MPIX_REQUEST_NULL;
+      }
     }
-  }
-  return finish(comm, "MPIX_Request_free", st);
+    return finish(comm, "MPIX_Request_free", st);
+  });
 }
 
 int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest) {
-  std::shared_ptr<PRequest> r;
-  Status st = find(request, &r);
-  if (st.is_ok() && !prequest) st = make_status(MPI_ERR_ARG, "prequest is NULL");
-  if (st.is_ok()) st = device_request_create(r, prequest);
-  return finish(comm_of(request), "MPIX_Prequest_create", st);
+  return api_guard("MPIX_Prequest_create", [&]() -> int {
+    std::shared_ptr<PRequest> r;
+    Status st = find(request, &r);
+    if (st.is_ok() && !prequest) st = make_status(MPI_ERR_ARG, "prequest is NULL");
+    if (st.is_ok()) st = device_request_create(r, prequest);
+    return finish(comm_of(request), "MPIX_Prequest_create", st);
+  });
 }
 
 MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest) {
-  return prequest == MPIX_PREQUEST_NULL ? MPIX_PREQUEST_NULL
-                                        : device_request_host_view(prequest);
+  try {
+    return prequest == MPIX_PREQUEST_NULL ? MPIX_PREQUEST_NULL
+                                          : device_request_host_view(prequest);
+  } catch (...) {
+    exception_class("MPIX_Prequest_host_view");
+    return MPIX_PREQUEST_NULL;
+  }
 }
 
 int MPIX_Prequest_free(MPIX_Prequest *prequest) {
-  Status st;
-  if (!prequest || *prequest == MPIX_PREQUEST_NULL)
-    st = make_status(MPI_ERR_ARG, "prequest is %s", prequest ? "MPIX_PREQUEST_NULL" : "NULL");
-  else st = device_request_free(*prequest);
-  if (st.is_ok()) *prequest = MPIX_PREQUEST_NULL;
-  return finish(MPI_COMM_NULL, "MPIX_Prequest_free", st);
+  return api_guard("MPIX_Prequest_free", [&]() -> int {
+    Status st;
+    if (!prequest || *prequest == MPIX_PREQUEST_NULL)
+      st = make_status(MPI_ERR_ARG, "prequest is %s", prequest ? "MPIX_PREQUEST_NULL" : "NULL");
+    else st = device_request_free(*prequest);
+    if (st.is_ok()) *prequest = MPIX_PREQUEST_NULL;
+    return finish(MPI_COMM_NULL, "MPIX_Prequest_free", st);
+  });
 }
 
 }  // extern "C"

@@ -3,9 +3,13 @@
 #include "partitioned/prequest.hpp"
 
 #include <climits>
+#include <mutex>
+#include <vector>
 #include <unordered_map>
 
 #include "core/comm_ctx.hpp"
+#include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "core/stream.hpp"
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
@@ -58,8 +62,14 @@ PWords::~PWords() {
   for (const SignalWord &w : part) pool.release(w);
 }
 
+namespace {
+void report_active_at_finalize();
+}
+
 Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
                       int peer, int tag, MPI_Comm comm, std::shared_ptr<PRequest> *out) {
+  static std::once_flag reporter;
+  std::call_once(reporter, [] { runtime_at_finalize(report_active_at_finalize); });
   std::shared_ptr<PRequest> r(new PRequest);
   r->side_ = side;
   r->buf_ = static_cast<char *>(buf);
@@ -348,7 +358,33 @@ Registry &registry() {
   return *r;
 }
 
+// Requests whose round was started and never completed, reported at MPI_Finalize as enqueued
+// ops never retired are (core/runtime.cpp).
+void report_active_at_finalize() {
+  std::vector<std::shared_ptr<PRequest>> all;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    for (auto &kv : r.live) all.push_back(kv.second);
+  }
+  std::size_t active = 0;
+  for (auto &req : all) active += req->report_if_active() ? 1 : 0;
+  if (active)
+    MPIX_LOG(warn, "api", "MPI_Finalize: %zu partitioned request(s) still active (listed above)",
+             active);
+}
+
 }  // namespace
+
+bool PRequest::report_if_active() {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!active_) return false;
+  MPIX_LOG(warn, "api", "partitioned %s request (peer %d, tag %d, %d partitions) still active "
+           "at MPI_Finalize: round %llu was started and never completed (MPIX_Wait, MPIX_Test "
+           "or MPIX_Pwait_enqueue)", side_ == Side::send ? "send" : "receive", peer_, tag_,
+           partitions_, static_cast<unsigned long long>(current_round()));
+  return true;
+}
 
 uint64_t prequest_register(std::shared_ptr<PRequest> req) {
   Registry &r = registry();

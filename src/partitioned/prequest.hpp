@@ -72,6 +72,9 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // *released says whether the request was let go (a device error may still be reported).
   Status release(bool *released);
 
+  // At MPI_Finalize: logs this request if a round is still active; true if it was.
+  bool report_if_active();
+
   Side side() const { return side_; }
   MPI_Comm comm() const { return comm_; }
   int partitions() const { return partitions_; }
@@ -96,6 +99,7 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   bool engine_header();
   bool engine_open_round(uint64_t k);
   bool engine_post_ready_sends(uint64_t k);
+  void engine_post_drains();
   bool engine_test_pieces(uint64_t k);
   void engine_complete_round(uint64_t k);
   void engine_cancel();
@@ -152,6 +156,12 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::vector<int> remaining_;
   int pieces_left_ = 0;
   int round_error_ = MPI_SUCCESS;
+  // A receive whose size does not fit the sender's still takes (and drops) the sender's
+  // partition messages every round, so that the sender completes and no message is left to
+  // match a later request's receive: the sender's partition count and bytes per partition.
+  int drain_parts_ = 0, drain_bytes_ = 0;
+  bool draining_ = false;  // this round's pieces are drains
+  std::vector<char> drain_buf_;
 };
 
 // Live handles: ids never reused, so a stale or forged MPIX_Request is refused.

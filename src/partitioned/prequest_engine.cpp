@@ -1,6 +1,9 @@
 // PRequest, agent side, and the PartitionedEngine poller that runs it. Everything here runs on
 // the agent thread, with the engine lock held.
+#include <algorithm>
 #include <climits>
+#include <cstddef>
+#include <cstdint>
 
 #include "core/log.hpp"
 #include "core/waiter.hpp"
@@ -35,6 +38,11 @@ bool PRequest::engine_header() {
       header_error_ = PieceMap::build(header_[1], header_[2], partitions_,
                                       static_cast<int64_t>(count_) * type_size_, type_size_,
                                       &map_);
+      if (!header_error_.is_ok() && header_[1] <= INT_MAX && header_[2] <= INT_MAX &&
+          header_[1] * header_[2] <= PTRDIFF_MAX) {
+        drain_parts_ = static_cast<int>(header_[1]);
+        drain_bytes_ = static_cast<int>(header_[2]);
+      }
     }
     if (!header_error_.is_ok())
       MPIX_LOG(warn, "api", "partitioned receive from %d tag %d: %s", peer_, tag_,
@@ -52,6 +60,7 @@ bool PRequest::engine_open_round(uint64_t k) {
   round_error_ = MPI_SUCCESS;
   round_error_text_.clear();
   pieces_left_ = 0;
+  draining_ = false;
   open_ = true;
   if (peer_ == MPI_PROC_NULL) {
     if (side_ == Side::recv)
@@ -67,7 +76,10 @@ bool PRequest::engine_open_round(uint64_t k) {
   if (!header_error_.is_ok()) {
     round_error_ = header_error_.code();
     round_error_text_ = header_error_.what();
-    return true;  // completes at once, with the error
+    // Completes with the error once the sender's partitions have been taken and dropped (at
+    // once if the header itself could not be read).
+    if (drain_parts_ > 0) engine_post_drains();
+    return true;
   }
   const std::size_t n = map_.pieces.size();
   piece_reqs_.assign(n, MPI_REQUEST_NULL);
@@ -87,6 +99,23 @@ bool PRequest::engine_open_round(uint64_t k) {
     ++pieces_left_;
   }
   return true;
+}
+
+void PRequest::engine_post_drains() {
+  draining_ = true;
+  const std::size_t bytes = static_cast<std::size_t>(drain_bytes_);
+  if (drain_buf_.empty()) drain_buf_.resize(std::max<std::size_t>(1, bytes * drain_parts_));
+  piece_reqs_.assign(static_cast<std::size_t>(drain_parts_), MPI_REQUEST_NULL);
+  piece_status_.resize(piece_reqs_.size());
+  for (int i = 0; i < drain_parts_; ++i) {
+    // MPI_BYTE: only the bytes matter, the data is dropped.
+    int rc = MPI_Irecv(drain_buf_.data() + bytes * static_cast<std::size_t>(i), drain_bytes_,
+                       MPI_BYTE, peer_, data_tag_base_ + i, pc_->data,
+                       &piece_reqs_[static_cast<std::size_t>(i)]);
+    if (rc == MPI_SUCCESS) ++pieces_left_;
+    else MPIX_LOG(warn, "api", "partitioned receive from %d tag %d: could not take the sender's "
+                  "partition %d after the size mismatch", peer_, tag_, i);
+  }
 }
 
 bool PRequest::engine_post_ready_sends(uint64_t k) {
@@ -124,7 +153,7 @@ bool PRequest::engine_test_pieces(uint64_t k) {
       MPI_Error_class(st.MPI_ERROR, &round_error_);
       round_error_text_ = "a partition's message failed";
     }
-    if (side_ != Side::recv) continue;
+    if (side_ != Side::recv || draining_) continue;
     const PieceMap::Piece &p = map_.pieces[static_cast<std::size_t>(indices_[c])];
     for (int j = p.first_part; j <= p.last_part; ++j)
       if (--remaining_[static_cast<std::size_t>(j)] == 0)

@@ -73,8 +73,10 @@ int main(int argc, char **argv) {
   for (std::size_t i = 0; i < setting_count(); ++i) {
     auto s = static_cast<Setting>(i);
     const SettingInfo &info = setting_info(s);
-    std::printf("  %-20s = %-10s (default %s)\n      %s\n", info.name, setting_str(s),
-                info.default_value, info.help);
+    std::printf("  %-20s = %-10s (default %s; takes %s)\n      %s\n", info.name, setting_str(s),
+                info.default_value, setting_takes(s).c_str(), info.help);
+    Status st = setting_parse(s, setting_str(s), nullptr);
+    if (!st.is_ok()) std::printf("      ERROR: %s\n", st.what().c_str());
   }
   MPI_Finalize();
   return 0;

@@ -318,3 +318,140 @@ TEST_CASE("errors go to the communicator's error handler", "[errors]") {
   MPI_Errhandler_free(&eh);
   check_still_works(s);
 }
+
+TEST_CASE("uncommitted datatypes: MPI_ERR_TYPE at the call, the type left uncommitted",
+          "[errors]") {
+  HostStreamComm s;
+  const int rank = world_rank(), size = world_size();
+  const int peer = rank ^ 1;  // pairs (0,1), (2,3)
+  if (peer >= size) return;
+  MPI_Datatype vec;
+  REQUIRE(MPI_Type_vector(2, 1, 2, MPI_INT, &vec) == MPI_SUCCESS);
+  int buf[8] = {0}, out[8] = {0};
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK(error_class(MPIX_Send_enqueue(buf, 1, vec, peer, 5, s.comm)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Recv_enqueue(buf, 1, vec, peer, 5, s.comm, MPI_STATUS_IGNORE)) ==
+        MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Isend_enqueue(buf, 1, vec, peer, 5, s.comm, &r)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Irecv_enqueue(buf, 1, vec, peer, 5, s.comm, &r)) == MPI_ERR_TYPE);
+  CHECK(r == MPI_REQUEST_NULL);
+  // Count 0 and MPI_PROC_NULL too: the type is still wrong.
+  CHECK(error_class(MPIX_Send_enqueue(buf, 0, vec, MPI_PROC_NULL, 5, s.comm)) == MPI_ERR_TYPE);
+  // Allreduce: a type error, not an op error.
+  CHECK(error_class(MPIX_Allreduce_enqueue(buf, out, 1, vec, MPI_SUM, s.comm)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Allreduce_enqueue(MPI_IN_PLACE, out, 1, vec, MPI_SUM, s.comm)) ==
+        MPI_ERR_TYPE);
+  // Queues and partitioned requests.
+  MPIX_Queue q = MPIX_QUEUE_NULL;
+  REQUIRE(MPIX_Create_queue(s.comm, nullptr, &q) == MPI_SUCCESS);
+  CHECK(error_class(MPIX_Enqueue_send(buf, 1, vec, peer, 5, s.comm, q, &r)) == MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Enqueue_recv(buf, 1, vec, peer, 5, s.comm, q, &r)) == MPI_ERR_TYPE);
+  CHECK(r == MPI_REQUEST_NULL);
+  REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
+  MPIX_Request pr = MPIX_REQUEST_NULL;
+  CHECK(error_class(MPIX_Psend_init(buf, 2, 1, vec, peer, 5, s.comm, MPI_INFO_NULL, &pr)) ==
+        MPI_ERR_TYPE);
+  CHECK(error_class(MPIX_Precv_init(buf, 2, 1, vec, peer, 5, s.comm, MPI_INFO_NULL, &pr)) ==
+        MPI_ERR_TYPE);
+  CHECK(pr == MPIX_REQUEST_NULL);
+  // mpix did not commit the user's type behind its back: MPI still calls it uncommitted.
+  MPI_Comm self;
+  MPI_Comm_dup(MPI_COMM_SELF, &self);
+  MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  CHECK(error_class(MPI_Send(buf, 0, vec, MPI_PROC_NULL, 0, self)) == MPI_ERR_TYPE);
+  MPI_Comm_free(&self);
+  // Nothing was left pending (the destructor frees the communicator and stream, and checks),
+  // and once committed the same type moves the data.
+  REQUIRE(MPI_Type_commit(&vec) == MPI_SUCCESS);
+  for (int i = 0; i < 8; ++i) buf[i] = rank * 100 + i;
+  MPI_Request rr[2];
+  REQUIRE(MPIX_Irecv_enqueue(out, 2, vec, peer, 6, s.comm, &rr[0]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Isend_enqueue(buf, 2, vec, peer, 6, s.comm, &rr[1]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Waitall_enqueue(2, rr, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  s.sync();
+  // Two vectors of extent 3 ints: elements 0, 2 | 3, 5.
+  for (int i = 0; i < 8; ++i)
+    CHECK(out[i] == ((i == 0 || i == 2 || i == 3 || i == 5) ? peer * 100 + i : 0));
+  MPI_Type_free(&vec);
+  check_still_works(s);
+}
+
+TEST_CASE("a host-stream value that is no live host stream: MPI_ERR_ARG, nothing left behind",
+          "[errors]") {
+  MPIX_Stream st = MPIX_STREAM_NULL;
+  // Forged and destroyed handles are refused at MPIX_Stream_create.
+  auto forged = reinterpret_cast<mpix_host_stream_t>(static_cast<uintptr_t>(0xdeadbeef));
+  CHECK(error_class(make_host_mpix_stream(forged, &st)) == MPI_ERR_ARG);
+  CHECK(st == MPIX_STREAM_NULL);
+  mpix_host_stream_t hs = nullptr;
+  REQUIRE(mpix_host_stream_create(&hs) == 0);
+  mpix_host_stream_t dead = hs;
+  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
+  CHECK(error_class(make_host_mpix_stream(dead, &st)) == MPI_ERR_ARG);
+  CHECK(st == MPIX_STREAM_NULL);
+  // A host stream destroyed while an MPIX_Stream still names it (the header forbids it): the
+  // next enqueue fails before it creates anything, so the communicator and the stream still
+  // free, with nothing pending (no leaked op at MPI_Finalize either).
+  REQUIRE(mpix_host_stream_create(&hs) == 0);
+  REQUIRE(make_host_mpix_stream(hs, &st) == MPI_SUCCESS);
+  MPI_Comm c = MPI_COMM_NULL;
+  REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &c) == MPI_SUCCESS);
+  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
+  int x = 1;
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int peer = (world_rank() ^ 1) < world_size() ? world_rank() ^ 1 : MPI_PROC_NULL;
+  CHECK(error_class(MPIX_Isend_enqueue(&x, 1, MPI_INT, peer, 3, c, &r)) == MPI_ERR_ARG);
+  CHECK(r == MPI_REQUEST_NULL);
+  CHECK(error_class(MPIX_Send_enqueue(&x, 1, MPI_INT, peer, 3, c)) == MPI_ERR_ARG);
+  CHECK(error_class(MPIX_Recv_enqueue(&x, 1, MPI_INT, peer, 3, c, MPI_STATUS_IGNORE)) ==
+        MPI_ERR_ARG);
+  CHECK(error_class(MPIX_Allreduce_enqueue(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, c)) ==
+        MPI_ERR_ARG);
+  CHECK(error_class(MPIX_Stream_synchronize(st)) == MPI_ERR_ARG);
+  CHECK(MPI_Comm_free(&c) == MPI_SUCCESS);
+  CHECK(MPIX_Stream_free(&st) == MPI_SUCCESS);
+  HostStreamComm s;
+  check_still_works(s);
+}
+
+TEST_CASE("MPI_Cancel of an enqueued request is refused, not a silent no-op", "[errors]") {
+  HostStreamComm s;
+  const int rank = world_rank(), size = world_size();
+  const int peer = rank ^ 1;
+  if (peer >= size) return;
+  const bool receiver = rank % 2 == 0;
+  int y = -1, x = 4242;
+  MPI_Request r = MPI_REQUEST_NULL;
+  if (receiver) {
+    REQUIRE(MPIX_Irecv_enqueue(&y, 1, MPI_INT, peer, 31, s.comm, &r) == MPI_SUCCESS);
+    // Not matched yet (the peer sends after the barrier): refused with an error class.
+    CHECK(error_class(MPI_Cancel(&r)) == MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK(r != MPI_REQUEST_NULL);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (!receiver) REQUIRE(MPIX_Send_enqueue(&x, 1, MPI_INT, peer, 31, s.comm) == MPI_SUCCESS);
+  if (receiver) {
+    // The receive was not withdrawn: it completes with the message, not cancelled.
+    MPI_Status st;
+    REQUIRE(MPI_Wait(&r, &st) == MPI_SUCCESS);
+    CHECK(y == 4242);
+    int cancelled = 1;
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(cancelled == 0);
+  }
+  s.sync();
+  // Cancelling a request that has completed has no effect (MPI) and succeeds.
+  REQUIRE(MPIX_Isend_enqueue(&x, 1, MPI_INT, MPI_PROC_NULL, 32, s.comm, &r) == MPI_SUCCESS);
+  s.sync();
+  int flag = 0;
+  MPI_Status st;
+  int rc = MPI_SUCCESS;
+  while (!flag && rc == MPI_SUCCESS) rc = MPI_Request_get_status(r, &flag, &st);
+  REQUIRE(rc == MPI_SUCCESS);
+  CHECK(MPI_Cancel(&r) == MPI_SUCCESS);
+  REQUIRE(MPI_Wait(&r, &st) == MPI_SUCCESS);
+  int cancelled = 1;
+  MPI_Test_cancelled(&st, &cancelled);
+  CHECK(cancelled == 0);
+  check_still_works(s);
+}

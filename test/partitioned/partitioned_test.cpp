@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -255,6 +256,79 @@ TEST_CASE("sizes that do not fit give the receiver an error", "[partitioned][err
     REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
     MPI_Barrier(pr.comm);
   }
+}
+
+// After a size mismatch the receiver still takes the sender's partition messages (and drops
+// them): a sender of large (rendezvous) partitions completes its rounds, and no stale message
+// is left to land in a later request's receive with the same tags.
+TEST_CASE("a size mismatch drains the sender's partitions: no hang, no stale messages",
+          "[partitioned][errors]") {
+  Pair pr;
+  const int parts = 4, per = 256 * 1024;  // 1 MiB partitions: beyond any eager limit
+  for (int round_set = 0; round_set < 2; ++round_set) {
+    // round_set 0: large partitions (the sender would wait for ever); 1: small ones (eager:
+    // they would stay queued at the receiver and match the next request's receives).
+    const int n = round_set == 0 ? per : 4;
+    std::vector<int> buf(static_cast<std::size_t>(parts) * n, 7);
+    MPIX_Request req = MPIX_REQUEST_NULL;
+    if (pr.rank == 0) {
+      REQUIRE(MPIX_Psend_init(buf.data(), parts, n, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
+                              &req) == MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Precv_init(buf.data(), 2, n, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
+                              &req) == MPI_SUCCESS);  // half the sender's data
+    }
+    for (int round = 0; round < 2; ++round) {
+      REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+      if (pr.rank == 0) REQUIRE(MPIX_Pready_range(0, parts - 1, req) == MPI_SUCCESS);
+      MPI_Status st;
+      int flag = 0, rc = MPI_SUCCESS;
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!flag && std::chrono::steady_clock::now() < give_up)
+        rc = MPIX_Test(&req, &flag, &st);
+      REQUIRE(flag == 1);  // the sender's round completed: the receiver took its messages
+      CHECK(err_class(rc) == (pr.rank == 0 ? MPI_SUCCESS : MPI_ERR_TRUNCATE));
+    }
+    REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+    MPI_Barrier(pr.comm);
+  }
+  // A matching pair on the same tag: the data is this round's, not a leftover of the above.
+  std::vector<int> buf(16, 0);
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  if (pr.rank == 0) {
+    for (int i = 0; i < 16; ++i) buf[i] = 100 + i;
+    REQUIRE(MPIX_Psend_init(buf.data(), 4, 4, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Pready_range(0, 3, req) == MPI_SUCCESS);
+  } else {
+    REQUIRE(MPIX_Precv_init(buf.data(), 4, 4, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+  }
+  REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (int i = 0; i < 16; ++i) CHECK(buf[i] == 100 + i);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+TEST_CASE("NULL request pointers are MPI_ERR_ARG, bad request handles MPI_ERR_REQUEST",
+          "[partitioned][errors]") {
+  int flag = 0;
+  CHECK(err_class(MPIX_Start(nullptr)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Start_enqueue(nullptr)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Startall(1, nullptr)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Wait(nullptr, MPI_STATUS_IGNORE)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Test(nullptr, &flag, MPI_STATUS_IGNORE)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Pwait_enqueue(nullptr, MPI_STATUS_IGNORE)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Request_free(nullptr)) == MPI_ERR_ARG);
+  MPIX_Request null_req = MPIX_REQUEST_NULL;
+  auto forged = reinterpret_cast<MPIX_Request>(static_cast<uintptr_t>(0x5eed));
+  CHECK(err_class(MPIX_Start(&null_req)) == MPI_ERR_REQUEST);
+  CHECK(err_class(MPIX_Start(&forged)) == MPI_ERR_REQUEST);
+  CHECK(err_class(MPIX_Startall(1, &forged)) == MPI_ERR_REQUEST);
+  CHECK(err_class(MPIX_Test(&forged, &flag, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+  CHECK(err_class(MPIX_Request_free(&null_req)) == MPI_ERR_REQUEST);
+  CHECK(err_class(MPIX_Pready(0, forged)) == MPI_ERR_REQUEST);
 }
 
 TEST_CASE("bad partitioned input gets MPI error classes", "[partitioned][errors]") {

@@ -4,6 +4,9 @@
 #include <thread>
 #include <vector>
 
+#include <mpi.h>
+
+#include "address_space_limit.hpp"
 #include "catch.hpp"
 #include "mpix/mpix_host_stream.h"
 
@@ -76,4 +79,31 @@ TEST_CASE("host stream calls refuse bad handles", "[host_stream]") {
   REQUIRE(mpix_host_stream_destroy(&s) == 0);
   CHECK(mpix_host_stream_destroy(&copy) != 0);  // double destroy
   CHECK(mpix_host_stream_launch(copy, [](void *) {}, nullptr) != 0);
+}
+
+// Hidden ([.]): run alone by CTest (unit_host_stream_thread_failure), see CMakeLists.txt.
+TEST_CASE("a worker thread that cannot be started is an error class, not an abort",
+          "[.thread_failure]") {
+  if (!mpix_test::address_space_limit_usable()) {
+    WARN("skipped: sanitizer build (an address-space limit trips the sanitizer itself)");
+    return;
+  }
+  mpix_host_stream_t s = nullptr;
+  int rc = 0;
+  {
+    mpix_test::AddressSpaceLimit lim;
+    REQUIRE(lim.ok());
+    // std::thread throws std::system_error here: mpix must turn it into an error class.
+    rc = mpix_host_stream_create(&s);
+  }
+  CHECK((rc == MPI_ERR_OTHER || rc == MPI_ERR_NO_MEM));
+  CHECK(s == nullptr);
+  // Nothing was left behind, and with memory back a stream starts and works.
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  std::atomic<int> ran{0};
+  REQUIRE(mpix_host_stream_launch(
+              s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); }, &ran) == 0);
+  REQUIRE(mpix_host_stream_synchronize(s) == 0);
+  CHECK(ran.load() == 1);
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
 }

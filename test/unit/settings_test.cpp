@@ -1,42 +1,180 @@
 // The settings registry: one row per MPIX_* variable, values from the environment (CTest sets
-// MPIX_SLEEP_US and MPIX_TIMEOUT for this program, see CMakeLists.txt) or the default.
+// MPIX_SLEEP_US, MPIX_TIMEOUT and MPIX_YIELD_US for this program, see CMakeLists.txt) or the
+// default, every value checked strictly against what its row says it takes.
 #include "core/settings.hpp"
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
 
 using mpix::Setting;
+using mpix::SettingKind;
 
-TEST_CASE("every setting has a unique MPIX_ name, a default and help text", "[settings]") {
+namespace {
+
+Setting nth(std::size_t i) { return static_cast<Setting>(i); }
+
+// The words of "a|b|c" (or "a,b,c").
+std::vector<std::string> words(const char *w, char sep) {
+  std::vector<std::string> out(1);
+  for (; *w; ++w) {
+    if (*w == sep) out.emplace_back();
+    else out.back() += *w;
+  }
+  return out;
+}
+
+// setting_parse's verdict on @p value, checking that a refusal is MPI_ERR_ARG and its message
+// names the variable, the value and what the variable takes.
+bool accepts(Setting s, const std::string &value, long *n = nullptr) {
+  mpix::Status st = mpix::setting_parse(s, value.c_str(), n);
+  if (st.is_ok()) return true;
+  CHECK(st.code() == MPI_ERR_ARG);
+  const std::string &what = st.what();
+  CHECK(what.find(std::string(mpix::setting_info(s).name) + "=" + value) != std::string::npos);
+  CHECK(what.find("takes " + mpix::setting_takes(s)) != std::string::npos);
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("every setting has a unique MPIX_ name, a default it accepts and help text",
+          "[settings]") {
   REQUIRE(mpix::setting_count() >= 10);
   std::set<std::string> names;
   for (std::size_t i = 0; i < mpix::setting_count(); ++i) {
-    const auto &s = mpix::setting_info(static_cast<Setting>(i));
+    const auto &s = mpix::setting_info(nth(i));
     REQUIRE(s.name != nullptr);
     REQUIRE(s.default_value != nullptr);
     REQUIRE(s.help != nullptr);
     CHECK(std::strncmp(s.name, "MPIX_", 5) == 0);
     CHECK(std::strlen(s.help) > 10);
     CHECK(names.insert(s.name).second);  // no duplicates
+    INFO(s.name);
+    CHECK(accepts(nth(i), s.default_value));
+    CHECK(!mpix::setting_takes(nth(i)).empty());
   }
   CHECK(std::string(mpix::setting_info(Setting::sleep_us).name) == "MPIX_SLEEP_US");
   CHECK(std::string(mpix::setting_info(Setting::spin_us).name) == "MPIX_SPIN_US");
 }
 
-TEST_CASE("values come from the environment, else the default", "[settings]") {
+TEST_CASE("integer settings: strict decimal within their range", "[settings]") {
+  int integers = 0;
+  for (std::size_t i = 0; i < mpix::setting_count(); ++i) {
+    const Setting s = nth(i);
+    const auto &info = mpix::setting_info(s);
+    if (info.kind != SettingKind::integer) continue;
+    ++integers;
+    INFO(info.name);
+    REQUIRE(info.min <= info.max);
+    long n = 12345;
+    // Good values, both ends of the range included.
+    CHECK(accepts(s, std::to_string(info.min), &n));
+    CHECK(n == info.min);
+    CHECK(accepts(s, std::to_string(info.max), &n));
+    CHECK(n == info.max);
+    CHECK(accepts(s, std::to_string(info.min + (info.max - info.min) / 2), &n));
+    CHECK(n == info.min + (info.max - info.min) / 2);
+    // Just outside the range.
+    if (info.min > LONG_MIN) CHECK(!accepts(s, std::to_string(info.min - 1)));
+    if (info.max < LONG_MAX) CHECK(!accepts(s, std::to_string(info.max + 1)));
+    // Negative where not allowed (also "-0" stays 0, which is fine where 0 is).
+    if (info.min >= 0) {
+      CHECK(!accepts(s, "-1"));
+      CHECK(!accepts(s, "-5"));
+    }
+    // Overflow of long: 20 digits.
+    CHECK(!accepts(s, "99999999999999999999"));
+    CHECK(!accepts(s, "-99999999999999999999"));
+    CHECK(!accepts(s, "18446744073709551616"));
+    // Garbage: not an integer, or an integer with something around it.
+    for (const char *g : {"abc", "soon", "", "-", "12abc", "1e3", "0x10", " 5", "5 ", "+5", "1.5",
+                          "5s", "--1", "1-"})
+      CHECK(!accepts(s, g));
+    n = 777;
+    CHECK(!accepts(s, "abc", &n));
+    CHECK(n == 777);  // a refused value leaves the output alone
+  }
+  CHECK(integers >= 10);
+  // Values whose meaning matters: -1 is "any size" for MPIX_AGENT_COPY_MAX, 0 "never" for
+  // MPIX_TIMEOUT; MPIX_OFI_CNTR_OPS needs at least one op per counter.
+  long n = 0;
+  CHECK(accepts(Setting::agent_copy_max, "-1", &n));
+  CHECK(n == -1);
+  CHECK(!accepts(Setting::agent_copy_max, "-2"));
+  CHECK(accepts(Setting::timeout, "0", &n));
+  CHECK(!accepts(Setting::timeout, "-5"));
+  CHECK(!accepts(Setting::ofi_cntr_ops, "0"));
+  CHECK(!accepts(Setting::spin_us, "-1"));
+  CHECK(!accepts(Setting::yield_us, "12345678901234567890"));
+}
+
+TEST_CASE("word settings: exactly one of their words", "[settings]") {
+  int word_settings = 0;
+  for (std::size_t i = 0; i < mpix::setting_count(); ++i) {
+    const Setting s = nth(i);
+    const auto &info = mpix::setting_info(s);
+    if (info.kind != SettingKind::one_of) continue;
+    ++word_settings;
+    INFO(info.name);
+    const auto ws = words(info.words, '|');
+    REQUIRE(ws.size() >= 2);
+    for (const auto &w : ws) {
+      CHECK(accepts(s, w));
+      CHECK(!accepts(s, w + " "));
+      CHECK(!accepts(s, " " + w));
+      CHECK(!accepts(s, w + "x"));
+      CHECK(!accepts(s, w.substr(0, w.size() - 1)));
+      CHECK(!accepts(s, w + "|" + w));
+    }
+    for (const char *g : {"bogus", "shout", "", "|", "AUTO x"}) CHECK(!accepts(s, g));
+  }
+  CHECK(word_settings >= 8);
+  CHECK(!accepts(Setting::log_level, "shout"));
+  CHECK(!accepts(Setting::log_level, "WARN"));
+  CHECK(!accepts(Setting::queue_stream, "bogus"));
+  CHECK(!accepts(Setting::provider, "ofi2"));
+  CHECK(accepts(Setting::defer_trigger, "on"));
+}
+
+TEST_CASE("list and name settings", "[settings]") {
+  const Setting s = Setting::log_subsys;
+  REQUIRE(mpix::setting_info(s).kind == SettingKind::list_of);
+  CHECK(accepts(s, "all"));
+  for (const auto &w : words(mpix::setting_info(s).words, ',')) CHECK(accepts(s, w));
+  CHECK(accepts(s, "agent,ofi"));
+  CHECK(accepts(s, "api,agent,stream,mpi,ofi,cuda,hip,host"));
+  for (const char *g : {"", "bogus", "agent,", ",agent", "agent,,ofi", "agent, ofi", "all,agent",
+                        "agent ofi"})
+    CHECK(!accepts(s, g));
+
+  const Setting p = Setting::ofi_provider;
+  REQUIRE(mpix::setting_info(p).kind == SettingKind::name);
+  CHECK(accepts(p, "tcp"));
+  CHECK(accepts(p, "verbs;ofi_rxm"));
+  CHECK(!accepts(p, ""));
+  CHECK(!accepts(p, "tc p"));
+  CHECK(!accepts(p, "tcp\n"));
+}
+
+TEST_CASE("values come from the environment, else the default; a bad one is reported",
+          "[settings]") {
   // Set by CTest for this program.
   REQUIRE(std::getenv("MPIX_SLEEP_US") != nullptr);
   CHECK(std::string(mpix::setting_str(Setting::sleep_us)) == "12345");
   CHECK(mpix::setting_long(Setting::sleep_us) == 12345);
-  // Unparsable: the default is used instead.
+  // Bad: settings_check names it (mpix does not initialise, runtime_init returns this).
   REQUIRE(std::string(std::getenv("MPIX_TIMEOUT")) == "soon");
   CHECK(std::string(mpix::setting_str(Setting::timeout)) == "soon");
-  CHECK(mpix::setting_long(Setting::timeout) ==
-        std::strtol(mpix::setting_info(Setting::timeout).default_value, nullptr, 0));
+  const mpix::Status &st = mpix::settings_check();
+  CHECK(st.code() == MPI_ERR_ARG);
+  CHECK(st.what().find("MPIX_TIMEOUT=soon") != std::string::npos);
+  CHECK(st.what().find("takes a decimal integer 0..") != std::string::npos);
   // Empty counts as unset.
   REQUIRE(std::getenv("MPIX_YIELD_US") != nullptr);
   CHECK(std::string(mpix::setting_str(Setting::yield_us)) ==

@@ -102,6 +102,11 @@ class HostExecStream final : public ExecStream {
   }
   TriggerMode trigger_mode() const override { return TriggerMode::memop; }
   void *native() const override { return s_; }
+  Status check_live() const override {
+    if (host_stream_is_live(s_)) return {};
+    return make_status(MPI_ERR_ARG, "host stream %p was destroyed (mpix_host_stream_destroy) "
+                       "while an MPIX_Stream still runs on it", static_cast<void *>(s_));
+  }
 
  private:
   static Status check(int rc, const char *what) {
@@ -119,9 +124,15 @@ class HostBackend final : public Backend {
   Status open_stream(void *native, TriggerMode, std::unique_ptr<ExecStream> *out) override {
     auto s = static_cast<mpix_host_stream_t>(native);
     bool owned = false;
+    if (s && !host_stream_is_live(s))
+      return make_status(MPI_ERR_ARG, "info value %p is not a live mpix host stream (destroyed, "
+                         "or not made by mpix_host_stream_create)", native);
     if (!s) {
-      if (mpix_host_stream_create(&s) != 0)
-        return make_status(MPI_ERR_OTHER, "could not create a host stream");
+      const int rc = mpix_host_stream_create(&s);
+      if (rc != 0)
+        return make_status(rc == MPI_ERR_NO_MEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+                           "could not create a host stream (its worker thread could not be "
+                           "started, or no memory; see the log line before)");
       owned = true;
     }
     out->reset(new HostExecStream(s, owned));

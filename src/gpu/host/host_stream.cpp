@@ -5,10 +5,13 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
 
+#include "api/errors.hpp"
+#include "core/settings.hpp"
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
@@ -32,7 +35,18 @@ struct mpix_host_stream_s {
   bool stop = false;
   std::thread worker;
 
+  // Throws std::system_error if the worker thread cannot be started (the C API turns that
+  // into an error class).
   mpix_host_stream_s() : worker([this] { run(); }) {}
+  // Runs what was enqueued, then stops the worker.
+  ~mpix_host_stream_s() {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      stop = true;
+    }
+    work_cv.notify_one();
+    if (worker.joinable()) worker.join();
+  }
 
   void push(const Item &it) {
     {
@@ -115,6 +129,17 @@ bool is_live(mpix_host_stream_t s) {
   return s && live().count(s) != 0;
 }
 
+// The host-stream API's exception barrier: an error class (logged), no MPI error handler (the
+// host-stream calls involve no communicator and work without MPI).
+template <class Fn>
+int host_guard(const char *call, Fn &&fn) noexcept {
+  try {
+    return fn();
+  } catch (...) {
+    return mpix::exception_class(call);
+  }
+}
+
 }  // namespace
 
 bool mpix::host_stream_is_live(mpix_host_stream_t s) { return is_live(s); }
@@ -130,56 +155,64 @@ int mpix::host_stream_push_memops(mpix_host_stream_t s, const StreamMemOp *ops, 
 extern "C" {
 
 int mpix_host_stream_create(mpix_host_stream_t *stream) {
-  if (!stream) return MPI_ERR_ARG;
-  auto *s = new mpix_host_stream_s;
-  std::lock_guard<std::mutex> lk(g_live_mu);
-  live().insert(s);
-  *stream = s;
-  return MPI_SUCCESS;
+  return host_guard("mpix_host_stream_create", [&]() -> int {
+    if (!stream) return MPI_ERR_ARG;
+    // The worker reads MPIX_SPIN_US etc.: a bad value is refused here too (logged there).
+    if (!mpix::settings_check().is_ok()) return MPI_ERR_ARG;
+    auto s = std::make_unique<mpix_host_stream_s>();
+    std::lock_guard<std::mutex> lk(g_live_mu);
+    live().insert(s.get());
+    *stream = s.release();
+    return MPI_SUCCESS;
+  });
 }
 
 int mpix_host_stream_destroy(mpix_host_stream_t *stream) {
-  if (!stream) return MPI_ERR_ARG;
-  mpix_host_stream_t s = *stream;
-  {
-    std::lock_guard<std::mutex> lk(g_live_mu);
-    if (!s || live().erase(s) == 0) return MPI_ERR_ARG;
-  }
-  {
-    std::lock_guard<std::mutex> lk(s->mu);
-    s->stop = true;
-  }
-  s->work_cv.notify_one();
-  s->worker.join();  // drains what was enqueued first
-  delete s;
-  *stream = nullptr;
-  return MPI_SUCCESS;
+  return host_guard("mpix_host_stream_destroy", [&]() -> int {
+    if (!stream) return MPI_ERR_ARG;
+    mpix_host_stream_t s = *stream;
+    {
+      std::lock_guard<std::mutex> lk(g_live_mu);
+      if (!s || live().erase(s) == 0) return MPI_ERR_ARG;
+    }
+    delete s;  // drains what was enqueued first, then joins the worker
+    *stream = nullptr;
+    return MPI_SUCCESS;
+  });
 }
 
 int mpix_host_stream_launch(mpix_host_stream_t stream, mpix_host_fn_t fn, void *arg) {
-  if (!is_live(stream) || !fn) return MPI_ERR_ARG;
-  stream->push({mpix_host_stream_s::Kind::fn, fn, arg, nullptr, 0});
-  return MPI_SUCCESS;
+  return host_guard("mpix_host_stream_launch", [&]() -> int {
+    if (!is_live(stream) || !fn) return MPI_ERR_ARG;
+    stream->push({mpix_host_stream_s::Kind::fn, fn, arg, nullptr, 0});
+    return MPI_SUCCESS;
+  });
 }
 
 int mpix_host_stream_synchronize(mpix_host_stream_t stream) {
-  if (!is_live(stream)) return MPI_ERR_ARG;
-  stream->synchronize();
-  return MPI_SUCCESS;
+  return host_guard("mpix_host_stream_synchronize", [&]() -> int {
+    if (!is_live(stream)) return MPI_ERR_ARG;
+    stream->synchronize();
+    return MPI_SUCCESS;
+  });
 }
 
 int mpix_host_stream_write_value64(mpix_host_stream_t stream, uint64_t *addr, uint64_t value) {
-  if (!is_live(stream) || !addr) return MPI_ERR_ARG;
-  stream->push({mpix_host_stream_s::Kind::write, nullptr, nullptr, addr, value});
-  return MPI_SUCCESS;
+  return host_guard("mpix_host_stream_write_value64", [&]() -> int {
+    if (!is_live(stream) || !addr) return MPI_ERR_ARG;
+    stream->push({mpix_host_stream_s::Kind::write, nullptr, nullptr, addr, value});
+    return MPI_SUCCESS;
+  });
 }
 
 int mpix_host_stream_wait_value64(mpix_host_stream_t stream, const uint64_t *addr,
                                   uint64_t value) {
-  if (!is_live(stream) || !addr) return MPI_ERR_ARG;
-  stream->push({mpix_host_stream_s::Kind::wait, nullptr, nullptr, const_cast<uint64_t *>(addr),
-                 value});
-  return MPI_SUCCESS;
+  return host_guard("mpix_host_stream_wait_value64", [&]() -> int {
+    if (!is_live(stream) || !addr) return MPI_ERR_ARG;
+    stream->push({mpix_host_stream_s::Kind::wait, nullptr, nullptr, const_cast<uint64_t *>(addr),
+                   value});
+    return MPI_SUCCESS;
+  });
 }
 
 }  // extern "C"
