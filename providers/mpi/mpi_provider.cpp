@@ -19,7 +19,7 @@ Status MpiProvider::fire(Op &op) {
           MPI_Iallreduce(op.sbuf, op.rbuf, op.count, op.dt, op.reduce_op, op.comm, &r));
       break;
   }
-  op.state.store(OpState::posted);
+  op_posted(op);
   posted_.push_back(&op);
   reqs_.push_back(r);
   return {};
@@ -36,9 +36,9 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
   if (outcount == MPI_UNDEFINED || outcount == 0) return chunk_progress;
   for (int i = 0; i < outcount; ++i) {
     Op *op = posted_[indices_[i]];
-    op->status = statuses_[i];
     // MPI_Testsome sets MPI_ERROR only when it returns MPI_ERR_IN_STATUS.
-    if (rc != MPI_ERR_IN_STATUS) op->status.MPI_ERROR = MPI_SUCCESS;
+    if (rc != MPI_ERR_IN_STATUS) statuses_[i].MPI_ERROR = MPI_SUCCESS;
+    op_completed(*op, statuses_[i]);
     done.push_back(op);
   }
   // Compact: drop completed entries (their requests are MPI_REQUEST_NULL now), keep order.

@@ -24,11 +24,15 @@ class AgentPoller {
 Status agent_add_poller(AgentPoller *p);
 void agent_remove_poller(AgentPoller *p);
 
-// Hands @p op to the agent (starting it if needed). The op must be fully set up.
-Status agent_submit(Op *op);
+// Starts the agent if it is not running (what agent_submit needs; the enqueue path calls it
+// before the op's point of no return).
+Status agent_start();
+// Hands @p op to the agent, which must be running (agent_start). The op must be fully set up.
+void agent_submit(Op *op);
+// op_fail: the agent completes the submitted @p op with op->abort_why unless it already fired
+// it; takes over one reference.
+void agent_abort(Op *op);
 // Stops the agent thread (at MPI_Finalize). Ops still held are reported by the caller.
 void agent_stop();
-// Drops one reference to @p op; the last one retires it.
-void op_unref(Op *op);
 
 }  // namespace mpix

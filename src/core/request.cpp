@@ -5,7 +5,6 @@
 #include <mutex>
 #include <vector>
 
-#include "core/agent.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/staging.hpp"
@@ -119,7 +118,10 @@ int query_fn(void *extra, MPI_Status *status) {
     Status st = staging_copy_in_on_host(*op->staging);
     if (!st.is_ok()) {
       MPIX_LOG(error, "api", "copying a staged receive into device memory: %s", st.what().c_str());
-      if (op->status.MPI_ERROR == MPI_SUCCESS) op->status.MPI_ERROR = st.code();
+      if (op->status.MPI_ERROR == MPI_SUCCESS)
+        op->status.MPI_ERROR = mpi_error_code(make_status(
+            st.code(), "%s: copying the received data into device memory: %s", op->call,
+            st.what().c_str()));
     }
   }
   status->MPI_SOURCE = op->status.MPI_SOURCE;
