@@ -144,13 +144,15 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
 
 // The stream part of a blocking enqueue: trigger and completion wait in one call (one
 // cuStreamBatchMemOp on a GPU stream); the threshold covers any deferred trigger below it.
+// *triggered: the trigger is on the stream (the op will run).
 Status enqueue_blocking_waits(Stream &s, ExecStream &ex, const Staging *stg, uint64_t threshold,
-                              uint64_t *done_word, uint64_t done_value) {
+                              uint64_t *done_word, uint64_t done_value, bool *triggered) {
   s.take_deferred();
   if (stg && staging_pipelined(*stg)) {
     // A chunked receive's pieces are copied in as they arrive, before the completion wait.
     MPIX_TRY(fault_point("trigger"));
     MPIX_TRY(ex.write_value(s.trigger_word(), threshold));
+    *triggered = true;
     MPIX_TRY(fault_point("copy_in_pieces"));
     MPIX_TRY(staging_copy_in_pieces(const_cast<Staging &>(*stg), ex));
     MPIX_TRY(fault_point("wait"));
@@ -159,7 +161,9 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, const Staging *stg, uin
   MPIX_TRY(fault_point("trigger_and_wait"));
   const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
                               {StreamMemOp::wait, done_word, done_value}};
-  return ex.batch(ops, 2);
+  MPIX_TRY(ex.batch(ops, 2));
+  *triggered = true;
+  return {};
 }
 
 }  // namespace
@@ -215,12 +219,15 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     *request = op->grequest;
     return {};
   }
-  if (st.is_ok()) st = enqueue_blocking_waits(s, *ex, stg.get(), last, op->done.word, op->done_value);
+  bool triggered = false;
+  if (st.is_ok())
+    st = enqueue_blocking_waits(s, *ex, stg.get(), last, op->done.word, op->done_value, &triggered);
   if (st.is_ok() && stg) {
     st = fault_point("copy_in");
     if (st.is_ok()) st = staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold());
   }
-  if (!st.is_ok()) op_fail(*op, Status(st));
+  if (!st.is_ok() && triggered) op_forget_status(*op);
+  else if (!st.is_ok()) op_fail(*op, Status(st));
   op_unref(op);
   return st;
 }

@@ -71,11 +71,13 @@ void op_fail(Op &op, Status why) {
   // acq_rel: abort_why is published with the flag; kOpCompleted, if set, was set by the agent's
   // op_complete, which then already finished the op (and wrote any MPI_Status before this call
   // reports its failure).
-  const unsigned old = op.flags.fetch_or(kOpAborted, std::memory_order_acq_rel);
+  const unsigned old = op.flags.fetch_or(kOpAborted | kOpNoStatus, std::memory_order_acq_rel);
   if (old & kOpCompleted) return;
   op.refs.fetch_add(1, std::memory_order_relaxed);  // the agent's abort list holds it
   agent_abort(&op);
 }
+
+void op_forget_status(Op &op) { op.flags.fetch_or(kOpNoStatus, std::memory_order_acq_rel); }
 
 // The handshake between op_complete (agent) and op_wait_enqueued (user thread): each sets its
 // flag with one fetch_or; the one that sees the other's flag already set owns the last steps
@@ -85,7 +87,7 @@ void op_complete(Op &op) {
   op_advance(op, OpState::complete);
   const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
   // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
-  if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpAborted)) *op.user_status = op.status;
+  if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus)) *op.user_status = op.status;
   op.stream->pending_ops.fetch_sub(1);
   op.ctx->pending_ops.fetch_sub(1);
   // Drop the op's hold on the communicator context before the stream can pass its wait: the

@@ -63,6 +63,7 @@ enum OpFlag : unsigned {
   kOpCompleted = 1u,     // the agent has finished the op (status final)
   kOpWaitEnqueued = 2u,  // a stream waits on it; whoever sets the second flag frees the request
   kOpAborted = 4u,       // op_fail: the enqueue failed after the agent took the op
+  kOpNoStatus = 8u,      // the call reported failure: its MPI_Status is not written later
 };
 
 struct Op {
@@ -120,8 +121,11 @@ void op_failed(Op &op, Status why);
 // The enqueuing thread, after the agent took the op (agent_submit), when a later step of the
 // enqueue failed: the agent completes the op with @p why without posting it (if the stream has
 // not reached it yet), writes its completion word, and never writes the caller's MPI_Status.
-// The caller holds a reference to @p op.
+// The caller holds a reference to @p op. Only before the op's trigger is on the stream.
 void op_fail(Op &op, Status why);
+// A blocking enqueue failed after its trigger went on the stream: the op runs, but the caller's
+// MPI_Status is not written (the call reported failure). The caller holds a reference.
+void op_forget_status(Op &op);
 
 // Agent thread: COMPLETE. The status is final: copies it where a stream wait asked for it,
 // drops the pending counts, writes the completion word, completes the request, drops the agent's

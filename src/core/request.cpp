@@ -50,6 +50,7 @@ class RequestTable {
       }
     }
   }
+  std::size_t size() const { return live_; }
   // Removes @p r only if it still maps to @p op.
   void erase(MPI_Request r, Op *op) {
     if (slots_.empty()) return;
@@ -208,6 +209,11 @@ void request_free(Op *op) {
   MPI_Request r = op->grequest;
   int rc = MPI_Request_free(&r);
   if (rc != MPI_SUCCESS) MPIX_LOG(error, "api", "MPI_Request_free failed (%d)", rc);
+}
+
+std::size_t request_count() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return requests().size();
 }
 
 }  // namespace mpix
