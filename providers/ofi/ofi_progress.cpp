@@ -166,7 +166,8 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
     if (o->native) --native_inflight_;
     if (o->stage != SoftStage::none && soft_forget(o)) {
       // Waiting in mpix's own queues: libfabric holds nothing of it.
-      fail_now(o, MPI_ERR_OTHER, &done, "no completion within MPIX_TIMEOUT (has the peer failed?)");
+      fail_now(o, MPI_ERR_OTHER, &done,
+               "no completion within MPIX_TIMEOUT (has the peer failed?)");
       continue;
     }
     // The context stays ours until libfabric gives it back (the cancellation's completion).

@@ -10,5 +10,7 @@
 namespace mpix {
 
 int finish(MPI_Comm comm, const char *call, const Status &st);
+// The same for an MPI error code made earlier (an asynchronous failure's, with its message).
+int report_code(MPI_Comm comm, const char *call, int code);
 
 }  // namespace mpix

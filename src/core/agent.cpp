@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/comm_ctx.hpp"
+#include "core/fault.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/profile.hpp"
@@ -211,7 +212,8 @@ bool Agent::fire_reached() {
       op_advance(*op, OpState::triggered);
       const bool prof = profile_enabled();
       if (prof) profile_seen(op);
-      st = prov_->fire(*op);
+      st = fault_fire_point();
+      if (st.is_ok()) st = prov_->fire(*op);
       if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
         op_failed(*op, std::move(st));

@@ -72,9 +72,11 @@ void discard(Op *op) {
 const char *call_name(OpKind kind, bool nonblocking, bool queued) {
   switch (kind) {
     case OpKind::send:
-      return queued ? "MPIX_Enqueue_send" : nonblocking ? "MPIX_Isend_enqueue" : "MPIX_Send_enqueue";
+      if (queued) return "MPIX_Enqueue_send";
+      return nonblocking ? "MPIX_Isend_enqueue" : "MPIX_Send_enqueue";
     case OpKind::recv:
-      return queued ? "MPIX_Enqueue_recv" : nonblocking ? "MPIX_Irecv_enqueue" : "MPIX_Recv_enqueue";
+      if (queued) return "MPIX_Enqueue_recv";
+      return nonblocking ? "MPIX_Irecv_enqueue" : "MPIX_Recv_enqueue";
     case OpKind::allreduce:
       break;
   }

@@ -3,6 +3,7 @@
 namespace mpix {
 
 std::atomic<int> g_fault_countdown{0};
+std::atomic<int> g_fault_fire_countdown{0};
 namespace {
 std::atomic<const char *> g_fired{nullptr};
 }
@@ -14,11 +15,25 @@ void fault_arm(int step) {
 
 const char *fault_fired() { return g_fired.load(); }
 
-Status fault_hit(const char *where) {
-  int v = g_fault_countdown.load();
-  while (v > 0 && !g_fault_countdown.compare_exchange_weak(v, v - 1)) {
+namespace {
+// Counts @p c down; true when this call took it from 1 to 0.
+bool count_down(std::atomic<int> &c) {
+  int v = c.load();
+  while (v > 0 && !c.compare_exchange_weak(v, v - 1)) {
   }
-  if (v != 1) return {};
+  return v == 1;
+}
+}  // namespace
+
+void fault_arm_fire(int n) { g_fault_fire_countdown.store(n < 0 ? 0 : n); }
+
+Status fault_fire_hit() {
+  if (!count_down(g_fault_fire_countdown)) return {};
+  return make_status(MPI_ERR_OTHER, "injected fault at fire (test hook)");
+}
+
+Status fault_hit(const char *where) {
+  if (!count_down(g_fault_countdown)) return {};
   g_fired.store(where);
   return make_status(MPI_ERR_OTHER, "injected fault at %s (test hook)", where);
 }

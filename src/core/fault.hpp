@@ -23,4 +23,14 @@ inline Status fault_point(const char *where) {
   return fault_hit(where);
 }
 
+// The agent thread's own point, counted apart: the @p n-th op the agent fires from now on fails
+// there, as if the provider had refused to post it (0 disarms).
+void fault_arm_fire(int n);
+extern std::atomic<int> g_fault_fire_countdown;
+Status fault_fire_hit();
+inline Status fault_fire_point() {
+  if (__builtin_expect(g_fault_fire_countdown.load(std::memory_order_relaxed) == 0, 1)) return {};
+  return fault_fire_hit();
+}
+
 }  // namespace mpix

@@ -29,7 +29,8 @@ int class_of(int code) {
 bool op_advance(Op &op, OpState to) {
   const OpState from = op.state.load(std::memory_order_relaxed);
   if (!op_transition_legal(from, to)) {
-    MPIX_LOG(error, "agent", "internal error: op #%llu (%s, peer %d, tag %d) may not go from %s to %s",
+    MPIX_LOG(error, "agent",
+             "internal error: op #%llu (%s, peer %d, tag %d) may not go from %s to %s",
              static_cast<unsigned long long>(op.seq), op_kind_name(op.kind), op.peer, op.tag,
              op_state_name(from), op_state_name(to));
     return false;
@@ -87,7 +88,13 @@ void op_complete(Op &op) {
   op_advance(op, OpState::complete);
   const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
   // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
-  if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus)) *op.user_status = op.status;
+  if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus))
+    *op.user_status = op.status;
+  // A blocking op's failure has no request to go to: the stream keeps it (issue: a failed
+  // MPIX_Send_enqueue was seen only in the log). Not if its call reported the failure itself.
+  if (op.status.MPI_ERROR != MPI_SUCCESS && op.grequest == MPI_REQUEST_NULL &&
+      !(old & kOpNoStatus))
+    op.stream->record_error(op.status.MPI_ERROR);
   op.stream->pending_ops.fetch_sub(1);
   op.ctx->pending_ops.fetch_sub(1);
   // Drop the op's hold on the communicator context before the stream can pass its wait: the

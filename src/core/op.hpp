@@ -25,7 +25,9 @@
 
 namespace mpix {
 
-enum class OpState : uint8_t { armed, staging_out, triggered, posted, staging_in, complete, retired };
+enum class OpState : uint8_t {
+  armed, staging_out, triggered, posted, staging_in, complete, retired
+};
 constexpr int kOpStates = 7;
 inline const char *op_state_name(OpState s) {
   static const char *const kNames[kOpStates] = {"ARMED",      "STAGING_OUT", "TRIGGERED", "POSTED",

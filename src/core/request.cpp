@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/staging.hpp"
+#include "core/stream.hpp"
 
 namespace mpix {
 namespace {
@@ -125,6 +126,9 @@ int query_fn(void *extra, MPI_Status *status) {
             st.what().c_str()));
     }
   }
+  // A host wait also reports an earlier blocking op's failure on the same stream, once.
+  if (op->status.MPI_ERROR == MPI_SUCCESS)
+    if (const int code = op->stream->take_wait_error()) op->status.MPI_ERROR = code;
   status->MPI_SOURCE = op->status.MPI_SOURCE;
   status->MPI_TAG = op->status.MPI_TAG;
   status->MPI_ERROR = op->status.MPI_ERROR;

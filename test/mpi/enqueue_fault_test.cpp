@@ -191,3 +191,44 @@ TEST_CASE("a receive that fails on the agent thread keeps its message", "[fault]
     CHECK(why.find("truncat") != std::string::npos);
   }
 }
+
+TEST_CASE("a blocking send that fails on the agent thread surfaces at synchronize, at the next "
+          "host wait and as the stream's sticky error", "[fault][errors]") {
+  const int rank = world_rank(), size = world_size();
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  HostStreamComm s;
+  std::vector<int> out(32, 3), in(32, -1);
+  if (rank % 2 == 0) {
+    mpix::fault_arm_fire(1);  // the agent fails the next op it fires, as a refused post
+    REQUIRE(MPIX_Send_enqueue(out.data(), 32, MPI_INT, peer, 1, s.comm) == MPI_SUCCESS);
+    const int code = MPIX_Stream_synchronize(s.stream);
+    mpix::fault_arm_fire(0);
+    CHECK(error_class(code) == MPI_ERR_OTHER);
+    const std::string why = error_string(code);
+    INFO(why);
+    CHECK(why.find("MPIX_Send_enqueue") != std::string::npos);
+    CHECK(why.find("injected fault at fire") != std::string::npos);
+    CHECK(MPIX_Stream_synchronize(s.stream) == MPI_SUCCESS);  // reported once
+    // The next host wait on a request of the stream reports it too (its own op succeeded).
+    MPI_Request r = MPI_REQUEST_NULL;
+    REQUIRE(MPIX_Isend_enqueue(out.data(), 32, MPI_INT, peer, 2, s.comm, &r) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == code);
+    REQUIRE(MPIX_Isend_enqueue(out.data(), 32, MPI_INT, peer, 3, s.comm, &r) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    // Sticky until read.
+    int sticky = MPI_SUCCESS;
+    REQUIRE(MPIX_Stream_get_error(s.stream, &sticky) == MPI_SUCCESS);
+    CHECK(sticky == code);
+    REQUIRE(MPIX_Stream_get_error(s.stream, &sticky) == MPI_SUCCESS);
+    CHECK(sticky == MPI_SUCCESS);
+    CHECK(error_class(MPIX_Stream_get_error(s.stream, nullptr)) == MPI_ERR_ARG);
+  } else {
+    for (int tag : {2, 3}) {
+      REQUIRE(MPIX_Recv_enqueue(in.data(), 32, MPI_INT, peer, tag, s.comm, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS);
+      s.sync();
+      CHECK(in == out);
+    }
+  }
+}
