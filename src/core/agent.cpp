@@ -152,7 +152,7 @@ bool Agent::take_aborted() {
           if (*o == op) {
             q.erase(o);
             --armed_count_;
-            op_failed(*op, op->abort_why);
+            op_failed(*op, op->error);
             finish(op);
             break;
           }
@@ -186,7 +186,7 @@ bool Agent::fire_reached() {
       Status st;
       if (op->state.load(std::memory_order_relaxed) == OpState::armed &&
           (op->flags.load(std::memory_order_acquire) & kOpAborted))
-        st = op->abort_why;
+        st = op->error;
       // A staged send the agent copies (core/staging.hpp) is copied out of device memory
       // first; the stream's later ops wait behind it, so that ops are posted in stream order.
       if (st.is_ok() && op->staging && staging_on_agent(*op->staging)) {
@@ -365,9 +365,13 @@ void agent_abort(Op *op) {
   if (a) a->abort(op);
 }
 
-Status agent_start() {
+std::atomic<bool> g_agent_running{false};
+
+Status agent_start_slow() {
   Agent *a = nullptr;
-  return agent_get(&a);
+  MPIX_TRY(agent_get(&a));
+  g_agent_running.store(true, std::memory_order_release);
+  return {};
 }
 
 Status agent_add_poller(AgentPoller *p) {
@@ -387,6 +391,7 @@ void agent_stop() {
     std::lock_guard<std::mutex> lk(g_agent_mu);
     // At MPI_Finalize: no enqueue may run concurrently (mpix calls need an initialised MPI).
     g_agent_fast.store(nullptr, std::memory_order_release);
+    g_agent_running.store(false, std::memory_order_release);
     delete g_agent;  // joins the agent thread
     g_agent = nullptr;
   }

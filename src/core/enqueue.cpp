@@ -85,9 +85,9 @@ const char *call_name(OpKind kind, bool nonblocking, bool queued) {
 
 // Everything of an enqueue that can fail, before the agent sees the op: on failure nothing is
 // left behind. *ex: the stream that runs it; *prov_out: the provider.
+// The callers (the API layer, the queue) have run runtime_init.
 Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream **ex,
                  Provider **prov_out) {
-  MPIX_TRY(runtime_init());
   const bool queued = a.queue_stream != nullptr;
   std::shared_ptr<CommCtx> ctx = a.queue_ctx;
   if (!queued) {
@@ -102,7 +102,8 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
   MPIX_TRY(provider_get(&prov));
   MPIX_TRY(stream->exec(ex));
   MPIX_TRY(agent_start());  // so that agent_submit cannot fail
-  MPIX_TRY(fault_point("op_create"));
+  const bool faults = fault_armed();  // test hook (core/fault.hpp)
+  if (faults) MPIX_TRY(fault_hit("op_create"));
 
   auto *op = new Op;
   op_registry_add(op);
@@ -121,20 +122,20 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
   Status st = hold_datatype(*op, a.dt);
-  if (st.is_ok()) st = fault_point("datatype");
+  if (faults && st.is_ok()) st = fault_hit("datatype");
   if (st.is_ok()) st = prov->validate(*op);
-  if (st.is_ok()) st = fault_point("validate");
+  if (faults && st.is_ok()) st = fault_hit("validate");
   // Device buffers the provider cannot reach go through pinned bounce buffers.
   // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
   if (st.is_ok())
     st = staging_setup(*op, *stream->backend(), prov->caps().device_memory,
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
-  if (st.is_ok()) st = fault_point("staging_setup");
+  if (faults && st.is_ok()) st = fault_hit("staging_setup");
   // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies).
   if (st.is_ok() && op->staging && !queued && prov->caps().agent_copies)
     staging_use_agent(*op->staging, (*ex)->device());
   if (st.is_ok() && want_request) st = request_start(op);
-  if (st.is_ok()) st = fault_point("request_start");
+  if (faults && st.is_ok()) st = fault_hit("request_start");
   if (!st.is_ok()) {
     discard(op);
     return st;
@@ -191,8 +192,9 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   uint64_t last = op->threshold;
   if (op->staging)
     for (uint64_t i = 1; i < staging_pieces(*op->staging); ++i) last = s.next_threshold();
+  const bool faults = fault_armed();
   Status st = prov->arm(*op);
-  if (st.is_ok()) st = fault_point("arm");
+  if (faults && st.is_ok()) st = fault_hit("arm");
   if (!st.is_ok()) {
     if (!request) op->refs.fetch_sub(1, std::memory_order_relaxed);
     discard(op);
@@ -207,14 +209,14 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   agent_submit(op);
   // A queue op reads its buffer at its start: Queue::start copies out then.
   if (stg && !queued) {
-    st = fault_point("copy_out");
+    if (faults) st = fault_hit("copy_out");
     if (st.is_ok()) st = staging_copy_out(*stg, *ex, s.trigger_word(), op->threshold);
   }
   if (request) {
     if (st.is_ok() && !queued && s.defers_triggers()) {
       s.defer_trigger(last);
     } else if (st.is_ok() && !queued) {
-      st = fault_point("trigger");
+      if (faults) st = fault_hit("trigger");
       if (st.is_ok()) st = ex->write_value(s.trigger_word(), last);
     }
     if (!st.is_ok()) op_fail(*op, std::move(st));
@@ -225,7 +227,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   if (st.is_ok())
     st = enqueue_blocking_waits(s, *ex, stg.get(), last, op->done.word, op->done_value, &triggered);
   if (st.is_ok() && stg) {
-    st = fault_point("copy_in");
+    if (faults) st = fault_hit("copy_in");
     if (st.is_ok()) st = staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold());
   }
   if (!st.is_ok() && triggered) op_forget_status(*op);

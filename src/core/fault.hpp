@@ -17,6 +17,10 @@ const char *fault_fired();
 
 extern std::atomic<int> g_fault_countdown;  // steps to go; 0: disarmed
 Status fault_hit(const char *where);
+// Whether the hook is armed: the enqueue path reads it once and skips its points otherwise.
+inline bool fault_armed() {
+  return __builtin_expect(g_fault_countdown.load(std::memory_order_relaxed) != 0, 0);
+}
 // A fault point: fails only when the hook is armed (one relaxed load otherwise).
 inline Status fault_point(const char *where) {
   if (__builtin_expect(g_fault_countdown.load(std::memory_order_relaxed) == 0, 1)) return {};

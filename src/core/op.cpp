@@ -68,8 +68,8 @@ void op_failed(Op &op, Status why) {
 }
 
 void op_fail(Op &op, Status why) {
-  op.abort_why = std::move(why);
-  // acq_rel: abort_why is published with the flag; kOpCompleted, if set, was set by the agent's
+  op.error = std::move(why);  // the agent does not write it while the op is ARMED
+  // acq_rel: the error is published with the flag; kOpCompleted, if set, was set by the agent's
   // op_complete, which then already finished the op (and wrote any MPI_Status before this call
   // reports its failure).
   const unsigned old = op.flags.fetch_or(kOpAborted | kOpNoStatus, std::memory_order_acq_rel);
@@ -109,10 +109,8 @@ void op_complete(Op &op) {
   op_unref(&op);
 }
 
-void op_wait_enqueued(Op &op, MPI_Status *st) {
-  op.user_status = st;
-  const unsigned old = op.flags.fetch_or(kOpWaitEnqueued);
-  if (!(old & kOpCompleted)) return;
+// op_wait_enqueued (op.hpp) found kOpCompleted set.
+void op_wait_completed(Op &op, MPI_Status *st) {
   // Already complete: the agent will not touch the status or the request again.
   if (st) *st = op.status;
   // The agent may not have called MPI_Grequest_complete yet; Open MPI then runs free_fn there,

@@ -95,8 +95,9 @@ struct Op {
   MPI_Request grequest = MPI_REQUEST_NULL;  // generalized request handed to the user, if any
   MPI_Status *user_status = nullptr;        // where to copy the status in stream order
   MPI_Status status{};                      // the result (MPI_ERROR: an error code, see error)
-  Status error;                             // why it failed (agent thread, before COMPLETE)
-  Status abort_why;                         // op_fail's reason (set before kOpAborted)
+  // Why it failed: op_fail's reason (set before kOpAborted, while the op is ARMED), else the
+  // agent's (op_failed / op_completed, before COMPLETE).
+  Status error;
 
   std::shared_ptr<Staging> staging;             // device buffers staged (core/staging.hpp)
   void *prov = nullptr;                         // provider-private state
@@ -134,8 +135,13 @@ void op_forget_status(Op &op);
 // reference.
 void op_complete(Op &op);
 // The enqueuing thread: a stream now waits on @p op in place of its request handle; the status
-// goes to @p st (may be null). Frees the request at once if the op already completed.
-void op_wait_enqueued(Op &op, MPI_Status *st);
+// goes to @p st (may be null). Frees the request at once if the op already completed
+// (op_wait_completed). The other half of op_complete's handshake (op.cpp).
+void op_wait_completed(Op &op, MPI_Status *st);
+inline void op_wait_enqueued(Op &op, MPI_Status *st) {
+  op.user_status = st;
+  if (op.flags.fetch_or(kOpWaitEnqueued) & kOpCompleted) op_wait_completed(op, st);
+}
 // Drops one reference to @p op; the last one retires it (RETIRED: signal word, datatype,
 // registry entry, delete).
 void op_unref(Op *op);
