@@ -90,9 +90,10 @@ void op_complete(Op &op) {
   // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
   if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus))
     *op.user_status = op.status;
-  // A blocking op's failure has no request to go to: the stream keeps it (issue: a failed
-  // MPIX_Send_enqueue was seen only in the log). Not if its call reported the failure itself.
-  if (op.status.MPI_ERROR != MPI_SUCCESS && op.grequest == MPI_REQUEST_NULL &&
+  // A blocking op's failure with neither a request nor an MPI_Status to go to: the stream keeps
+  // it (a failed MPIX_Send_enqueue was once seen only in the log). Not if its call reported the
+  // failure itself.
+  if (op.status.MPI_ERROR != MPI_SUCCESS && op.grequest == MPI_REQUEST_NULL && !op.user_status &&
       !(old & kOpNoStatus))
     op.stream->record_error(op.status.MPI_ERROR);
   op.stream->pending_ops.fetch_sub(1);
