@@ -116,29 +116,31 @@ int query_fn(void *extra, MPI_Status *status) {
   // Completed on the host (MPI_Wait / MPI_Test), not by a stream wait: a staged receive's data
   // is still in its bounce buffer. MPI calls this on the waiting user thread, where the GPU
   // runtime may be called.
+  // The op's own result is the agent's and final: read, never written here (the agent may
+  // still be reading it after MPI_Grequest_complete, ordered only inside libmpi).
+  int err = op->status.MPI_ERROR;
   if (op->staging) {
     Status st = staging_copy_in_on_host(*op->staging);
     if (!st.is_ok()) {
       MPIX_LOG(error, "api", "copying a staged receive into device memory: %s", st.what().c_str());
-      if (op->status.MPI_ERROR == MPI_SUCCESS)
-        op->status.MPI_ERROR = mpi_error_code(make_status(
-            st.code(), "%s: copying the received data into device memory: %s", op->call,
-            st.what().c_str()));
+      if (err == MPI_SUCCESS)
+        err = mpi_error_code(make_status(st.code(),
+                                         "%s: copying the received data into device memory: %s",
+                                         op->call, st.what().c_str()));
     }
   }
-  // A host wait also reports an earlier blocking op's failure on the same stream, once.
-  if (op->status.MPI_ERROR == MPI_SUCCESS)
-    if (const int code = op->stream->take_wait_error()) op->status.MPI_ERROR = code;
-  status->MPI_SOURCE = op->status.MPI_SOURCE;
-  status->MPI_TAG = op->status.MPI_TAG;
-  status->MPI_ERROR = op->status.MPI_ERROR;
-  MPI_Status_set_cancelled(status, 0);
   MPI_Count n = 0;
-  if (op->kind == OpKind::recv && op->status.MPI_ERROR == MPI_SUCCESS &&
+  if (op->kind == OpKind::recv && err == MPI_SUCCESS &&
       MPI_Get_elements_x(&op->status, op->dt, &n) != MPI_SUCCESS)
     n = 0;
+  // A host wait also reports an earlier blocking op's failure on the same stream, once.
+  if (err == MPI_SUCCESS)
+    if (const int code = op->stream->take_wait_error()) err = code;
+  status->MPI_SOURCE = op->status.MPI_SOURCE;
+  status->MPI_TAG = op->status.MPI_TAG;
+  status->MPI_ERROR = err;
+  MPI_Status_set_cancelled(status, 0);
   MPI_Status_set_elements_x(status, op->dt, n);
-  const int err = op->status.MPI_ERROR;
   // Open MPI may run free_fn - and so retire the op - on the agent thread, inside its
   // MPI_Grequest_complete, right after this thread's MPI_Test / MPI_Wait: its own reference count
   // orders that, invisibly to ThreadSanitizer. A release on refs orders this callback's reads
