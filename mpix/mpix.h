@@ -98,9 +98,26 @@ int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream);
 /**
  * Blocks the calling thread until everything enqueued on @p stream so far has executed
  * (cudaStreamSynchronize / hipStreamSynchronize / host-stream drain). An mpix addition.
- * @return MPI_SUCCESS, MPI_ERR_ARG (bad handle), MPI_ERR_OTHER (backend error).
+ * If an enqueued blocking op of the stream (MPIX_Send_enqueue, MPIX_Allreduce_enqueue, or
+ * MPIX_Recv_enqueue with MPI_STATUS_IGNORE: a receive with a status gets its error there)
+ * failed after its call returned, the first such failure since the last
+ * synchronize is returned here, once: an error code whose MPI_Error_class is the failure's
+ * class and whose MPI_Error_string names the call and the cause (MPI_COMM_WORLD's error
+ * handler is called with it). The next host wait (MPI_Wait / MPI_Test) on a request of the
+ * stream reports it once too, and MPIX_Stream_get_error keeps it until read.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (bad handle), MPI_ERR_OTHER (backend error), or the error
+ *         code of a failed blocking op.
  */
 int MPIX_Stream_synchronize(MPIX_Stream stream);
+
+/**
+ * The sticky error of @p stream: the error code of the first enqueued blocking op of the
+ * stream that failed after its call returned (see MPIX_Stream_synchronize), or MPI_SUCCESS.
+ * Reading it clears it. An mpix addition.
+ * @param errorcode the code (MPI_Error_class / MPI_Error_string take it apart).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (bad handle, null @p errorcode).
+ */
+int MPIX_Stream_get_error(MPIX_Stream stream, int *errorcode);
 
 /**
  * Enqueues a blocking send on the stream of @p comm: the send buffer is read once the stream

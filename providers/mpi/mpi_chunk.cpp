@@ -325,12 +325,13 @@ struct ChunkRecv {
   std::shared_ptr<IpcShared> ipc;
 
   void finish() {
-    op->status = MPI_Status{};
-    op->status.MPI_SOURCE = probe.MPI_SOURCE;
-    op->status.MPI_TAG = probe.MPI_TAG;
-    op->status.MPI_ERROR = err;
-    MPI_Status_set_elements_x(&op->status, MPI_BYTE, static_cast<MPI_Count>(written));
-    MPI_Status_set_cancelled(&op->status, 0);
+    MPI_Status st{};
+    st.MPI_SOURCE = probe.MPI_SOURCE;
+    st.MPI_TAG = probe.MPI_TAG;
+    st.MPI_ERROR = err;
+    MPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(written));
+    MPI_Status_set_cancelled(&st, 0);
+    op_completed(*op, st);
   }
 };
 
@@ -376,14 +377,14 @@ Status ChunkEngine::fire(Op &op) {
   MPIX_LOG(trace, "mpi", "chunked send to %d, tag %d: %llu bytes in %llu pieces (sequence %llu)",
            op.peer, op.tag, static_cast<unsigned long long>(s->hdr.total),
            static_cast<unsigned long long>(s->pieces), static_cast<unsigned long long>(seq));
-  op.state.store(OpState::posted);
+  op_posted(op);
   sends_.push_back(std::move(s));
   return {};
 }
 
 Status ChunkEngine::post_recv(Op &op, Matcher &m, const std::shared_ptr<Matcher> &owner) {
   m.comm = op.comm;
-  op.state.store(OpState::posted);
+  op_posted(op);
   for (auto it = m.held.begin(); it != m.held.end(); ++it) {
     const bool src = op.peer == MPI_ANY_SOURCE || op.peer == it->st.MPI_SOURCE;
     const bool tag = op.tag == MPI_ANY_TAG || op.tag == it->st.MPI_TAG;
@@ -467,9 +468,7 @@ bool ChunkEngine::probe(Matcher &m, std::vector<Op *> &done) {
     if (rc != MPI_SUCCESS) {
       Op *op = m.pending.front();
       m.pending.pop_front();
-      MPIX_LOG(error, "mpi", "MPI_Improbe failed (%d) for a receive from %d", rc, op->peer);
-      op->status = MPI_Status{};
-      op->status.MPI_ERROR = rc;
+      op_failed(*op, mpi_status(rc, "MPI_Improbe", __FILE__, __LINE__));
       done.push_back(op);
       return true;
     }
@@ -490,11 +489,7 @@ bool ChunkEngine::probe(Matcher &m, std::vector<Op *> &done) {
     m.pending.erase(it);
     Status s = start_recv(*op, m, msg, st);
     if (!s.is_ok()) {
-      MPIX_LOG(error, "mpi", "receiving a matched message: %s", s.what().c_str());
-      op->status = MPI_Status{};
-      op->status.MPI_SOURCE = st.MPI_SOURCE;
-      op->status.MPI_TAG = st.MPI_TAG;
-      op->status.MPI_ERROR = s.code();
+      op_failed(*op, std::move(s));
       done.push_back(op);
     }
   }
@@ -526,12 +521,14 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
     bool all = false;
     if (st.is_ok() && s.posted == s.pieces) st = test_all(s.reqs, &all);
     if (!st.is_ok() || all) {
-      s.op->status = MPI_Status{};
-      s.op->status.MPI_SOURCE = s.op->peer;
-      s.op->status.MPI_TAG = s.op->tag;
-      s.op->status.MPI_ERROR = st.is_ok() ? MPI_SUCCESS : st.code();
-      if (!st.is_ok())
-        MPIX_LOG(error, "mpi", "chunked send to %d: %s", s.op->peer, st.what().c_str());
+      if (st.is_ok()) {
+        MPI_Status ms{};
+        ms.MPI_SOURCE = s.op->peer;
+        ms.MPI_TAG = s.op->tag;
+        op_completed(*s.op, ms);
+      } else {
+        op_failed(*s.op, make_status(st.code(), "chunked send: %s", st.what().c_str()));
+      }
       done.push_back(s.op);
       sends_[i] = std::move(sends_.back());
       sends_.pop_back();

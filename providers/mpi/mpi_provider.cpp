@@ -26,7 +26,7 @@ Status MpiProvider::fire(Op &op) {
           MPI_Iallreduce(op.sbuf, op.rbuf, op.count, op.dt, op.reduce_op, op.comm, &r));
       break;
   }
-  op.state.store(OpState::posted);
+  op_posted(op);
   posted_.push_back(&op);
   reqs_.push_back(r);
   return {};
@@ -43,17 +43,17 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
   if (outcount == MPI_UNDEFINED || outcount == 0) return chunk_progress;
   for (int i = 0; i < outcount; ++i) {
     Op *op = posted_[indices_[i]];
-    op->status = statuses_[i];
     // MPI_Testsome sets MPI_ERROR only when it returns MPI_ERR_IN_STATUS.
-    if (rc != MPI_ERR_IN_STATUS) op->status.MPI_ERROR = MPI_SUCCESS;
+    if (rc != MPI_ERR_IN_STATUS) statuses_[i].MPI_ERROR = MPI_SUCCESS;
     // MPI's empty status for a receive from MPI_PROC_NULL, which MPICH 4.0 does not fill in
     // (it reports source 0, tag 0).
     if (op->kind == OpKind::recv && op->peer == MPI_PROC_NULL &&
-        op->status.MPI_ERROR == MPI_SUCCESS) {
-      op->status.MPI_SOURCE = MPI_PROC_NULL;
-      op->status.MPI_TAG = MPI_ANY_TAG;
-      MPI_Status_set_elements_x(&op->status, MPI_BYTE, 0);
+        statuses_[i].MPI_ERROR == MPI_SUCCESS) {
+      statuses_[i].MPI_SOURCE = MPI_PROC_NULL;
+      statuses_[i].MPI_TAG = MPI_ANY_TAG;
+      MPI_Status_set_elements_x(&statuses_[i], MPI_BYTE, 0);
     }
+    op_completed(*op, statuses_[i]);
     done.push_back(op);
   }
   // Compact: drop completed entries (their requests are MPI_REQUEST_NULL now), keep order.

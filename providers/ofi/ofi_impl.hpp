@@ -56,7 +56,8 @@ class OfiProvider final : public Provider {
   bool retry_backlog();
   void start_inflight(OfiOp *o);
   void stop_inflight(OfiOp *o);
-  void fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done);
+  void fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done,
+                const char *why = "the transfer failed (provider ofi)");
   void finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag, std::vector<Op *> &done);
   bool read_cq(std::vector<Op *> &done);
   void poke_counters();

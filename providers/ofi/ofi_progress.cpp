@@ -22,13 +22,10 @@ void set_send_status(MPI_Status &st) {
 }  // namespace
 
 // An op that never reached the network (or no longer can): report it with @p mpi_class.
-void OfiProvider::fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done) {
+void OfiProvider::fail_now(OfiOp *o, int mpi_class, std::vector<Op *> *done, const char *why) {
   std::unique_ptr<OfiOp> holder(o);
   Op &op = *o->op;
-  op.status.MPI_SOURCE = op.peer;
-  op.status.MPI_TAG = op.tag;
-  op.status.MPI_ERROR = mpi_class;
-  MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+  op_failed(op, make_status(mpi_class, "%s", why));
   op.prov = nullptr;
   if (opt_.serialize && o->is_send) release_peer(o->addr);
   (done ? *done : local_done_).push_back(&op);
@@ -55,9 +52,10 @@ void OfiProvider::finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag,
   // Completed, so posted: the link into its counter has run, and the previous counter may go.
   if (o->native && o->cntr->prev) o->cntr->prev.reset();
   Op &op = *o->op;
+  MPI_Status st{};
   if (o->fail_class != MPI_SUCCESS) mpi_class = o->fail_class;
   if (o->is_send) {
-    set_send_status(op.status);
+    set_send_status(st);
     if (opt_.serialize) release_peer(o->addr);
   } else {
     // Soft matching: the completion's tag is the payload's; the header said who sent what.
@@ -66,18 +64,19 @@ void OfiProvider::finish(OfiOp *o, int mpi_class, std::size_t len, uint64_t tag,
       soft_truncate(*o, &mpi_class, &len);
     }
     bool have_tag = mpi_class == MPI_SUCCESS || mpi_class == MPI_ERR_TRUNCATE;
-    op.status.MPI_SOURCE = have_tag ? ofi_tag::source_of(tag) : op.peer;
-    op.status.MPI_TAG = have_tag ? ofi_tag::tag_of(tag) : op.tag;
+    st.MPI_SOURCE = have_tag ? ofi_tag::source_of(tag) : op.peer;
+    st.MPI_TAG = have_tag ? ofi_tag::tag_of(tag) : op.tag;
     if (o->packed && have_tag) {
-      Status st = unpack_recv(*o, len);
-      if (!st.is_ok()) {
-        MPIX_LOG(error, "ofi", "receive from rank %d: %s", op.peer, st.what().c_str());
-        if (mpi_class == MPI_SUCCESS) mpi_class = st.code();
+      Status us = unpack_recv(*o, len);
+      if (!us.is_ok()) {
+        MPIX_LOG(error, "ofi", "receive from rank %d: %s", op.peer, us.what().c_str());
+        if (mpi_class == MPI_SUCCESS) mpi_class = us.code();
       }
     }
-    MPI_Status_set_elements_x(&op.status, MPI_BYTE, have_tag ? static_cast<MPI_Count>(len) : 0);
+    MPI_Status_set_elements_x(&st, MPI_BYTE, have_tag ? static_cast<MPI_Count>(len) : 0);
   }
-  op.status.MPI_ERROR = mpi_class;
+  st.MPI_ERROR = mpi_class;
+  op_completed(op, st);
   op.prov = nullptr;
   done.push_back(&op);
 }
@@ -157,17 +156,16 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
     stop_inflight(o);
     if (o->stage != SoftStage::none && soft_forget(o)) {
       // Waiting in mpix's own queues: libfabric holds nothing of it.
-      fail_now(o, MPI_ERR_OTHER, &done);
+      fail_now(o, MPI_ERR_OTHER, &done,
+               "no completion within MPIX_TIMEOUT (has the peer failed?)");
       continue;
     }
     // The context stays ours until libfabric gives it back (the cancellation's completion).
     fi_cancel(&fabric_->ep()->fid, &o->ctx);
     o->timed_out = true;
     Op &op = *o->op;
-    op.status.MPI_SOURCE = op.peer;
-    op.status.MPI_TAG = op.tag;
-    op.status.MPI_ERROR = MPI_ERR_OTHER;
-    MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+    op_failed(op, make_status(MPI_ERR_OTHER, "no completion within MPIX_TIMEOUT=%ld s (has the "
+                              "peer failed?)", opt_.timeout_s));
     op.prov = nullptr;
     o->op = nullptr;
     done.push_back(&op);
@@ -183,7 +181,7 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
       OfiOp *o = *it;
       it = backlog.erase(it);
       describe(o, "could not be posted");
-      fail_now(o, MPI_ERR_OTHER, &done);
+      fail_now(o, MPI_ERR_OTHER, &done, "could not be posted within MPIX_TIMEOUT");
     }
   }
   for (auto &q : held_sends_) {
@@ -191,7 +189,7 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
       OfiOp *o = q.second.front();
       q.second.pop_front();
       describe(o, "waited behind an undelivered send");
-      fail_now(o, MPI_ERR_OTHER, &done);
+      fail_now(o, MPI_ERR_OTHER, &done, "waited behind an undelivered send for MPIX_TIMEOUT");
     }
   }
 }

@@ -151,12 +151,13 @@ void OfiProvider::stop_inflight(OfiOp *o) {
 
 Status OfiProvider::fire(Op &op) {
   if (op.kind == OpKind::allreduce) return mpi_.fire(op);
-  op.state.store(OpState::posted);
+  op_posted(op);
   if (op.peer == MPI_PROC_NULL) {
-    op.status.MPI_SOURCE = MPI_PROC_NULL;
-    op.status.MPI_TAG = MPI_ANY_TAG;
-    op.status.MPI_ERROR = MPI_SUCCESS;
-    MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+    MPI_Status st{};
+    st.MPI_SOURCE = MPI_PROC_NULL;
+    st.MPI_TAG = MPI_ANY_TAG;
+    MPI_Status_set_elements_x(&st, MPI_BYTE, 0);
+    op_completed(op, st);
     local_done_.push_back(&op);
     return {};
   }

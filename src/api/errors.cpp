@@ -60,4 +60,13 @@ int exception_finish(const char *call) noexcept {
   return cls;
 }
 
+int report_code(MPI_Comm comm, const char *call, int code) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) text[0] = '\0';
+  MPIX_LOG(warn, "api", "%s: %s", call, text);
+  MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+  return code;
+}
+
 }  // namespace mpix

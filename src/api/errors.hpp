@@ -11,6 +11,8 @@
 namespace mpix {
 
 int finish(MPI_Comm comm, const char *call, const Status &st);
+// The same for an MPI error code made earlier (an asynchronous failure's, with its message).
+int report_code(MPI_Comm comm, const char *call, int code);
 
 // Call only inside a catch block: the MPI error class of the exception being handled
 // (std::bad_alloc: MPI_ERR_NO_MEM; std::system_error, e.g. a thread that could not be

@@ -216,7 +216,22 @@ int MPIX_Stream_synchronize(MPIX_Stream stream) {
       st = flush_deferred_trigger(*s, *ex);
     }
     if (st.is_ok()) st = ex->synchronize();
-    return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
+    if (!st.is_ok()) return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
+    // An enqueued blocking op failed since the last synchronize: its error code (with the cause)
+    // goes to MPI_COMM_WORLD's error handler and back to the caller.
+    if (const int code = s->take_sync_error())
+      return report_code(MPI_COMM_NULL, "MPIX_Stream_synchronize", code);
+    return MPI_SUCCESS;
+  });
+}
+
+int MPIX_Stream_get_error(MPIX_Stream stream, int *errorcode) {
+  return api_guard("MPIX_Stream_get_error", [&]() -> int {
+    std::shared_ptr<Stream> s;
+    Status st = find_stream(stream, &s);
+    if (st.is_ok() && !errorcode) st = make_status(MPI_ERR_ARG, "errorcode is NULL");
+    if (st.is_ok()) *errorcode = s->take_error();
+    return finish(MPI_COMM_NULL, "MPIX_Stream_get_error", st);
   });
 }
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/comm_ctx.hpp"
+#include "core/fault.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/profile.hpp"
-#include "core/request.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
@@ -42,6 +42,16 @@ class Agent {
     } while (!incoming_.compare_exchange_weak(head, op, std::memory_order_seq_cst,
                                               std::memory_order_relaxed));
     if (asleep_.load(std::memory_order_seq_cst)) notifier().notify();
+  }
+
+  // Any thread: op_fail's list, pushed like submit's (the op was submitted before).
+  void abort(Op *op) {
+    Op *head = aborted_.load(std::memory_order_relaxed);
+    do {
+      op->abort_next = head;
+    } while (!aborted_.compare_exchange_weak(head, op, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed));
+    notifier().notify();
   }
 
   void add_poller(AgentPoller *p) {
@@ -76,6 +86,7 @@ class Agent {
 
   void run();
   bool take_incoming();
+  bool take_aborted();
   bool run_pollers(bool *busy);
   bool fire_reached();
   void complete(Op *op);
@@ -86,6 +97,7 @@ class Agent {
 
   Provider *prov_;
   std::atomic<Op *> incoming_{nullptr};  // newest first, linked by Op::submit_next
+  std::atomic<Op *> aborted_{nullptr};   // op_fail's ops, linked by Op::abort_next
   std::atomic<bool> asleep_{false};       // the agent sleeps until notified (see run())
   std::atomic<bool> stop_{false};
   std::mutex poll_mu_;  // held while pollers run, so remove_poller() waits them out
@@ -94,7 +106,7 @@ class Agent {
   std::unordered_map<Stream *, Armed> armed_;
   std::size_t armed_count_ = 0;
   std::vector<Op *> done_;
-  std::vector<Op *> copying_in_;  // complete once their copy into device memory has run
+  std::vector<Op *> copying_in_;  // STAGING_IN: complete once their copy in has run
   // MPIX_PROFILE: per stream, when its last completion word was written / trigger was seen.
   struct StreamTimes {
     uint64_t done = 0, seen = 0;
@@ -124,6 +136,38 @@ bool Agent::take_incoming() {
   return true;
 }
 
+// Ops whose enqueue failed after agent_submit (op_fail). One the stream has not reached is
+// completed now, with the failure and without posting it (its bounce buffer may never have been
+// filled); one already on its way finishes as usual.
+bool Agent::take_aborted() {
+  if (!aborted_.load(std::memory_order_relaxed)) return false;
+  // Taken before the incoming stack: every op on this list was pushed there first, so the
+  // take_incoming below (or an earlier one) has it in armed_.
+  Op *op = aborted_.exchange(nullptr, std::memory_order_acquire);
+  take_incoming();
+  while (op) {
+    Op *next = op->abort_next;
+    if (op->state.load(std::memory_order_relaxed) == OpState::armed) {
+      auto it = armed_.find(op->stream.get());
+      if (it != armed_.end()) {
+        std::deque<Op *> &q = it->second.ops;
+        for (auto o = q.begin(); o != q.end(); ++o)
+          if (*o == op) {
+            q.erase(o);
+            --armed_count_;
+            op_failed(*op, op->error);
+            finish(op);
+            break;
+          }
+        if (q.empty()) armed_.erase(it);
+      }
+    }
+    op_unref(op);  // op_fail's reference
+    op = next;
+  }
+  return true;
+}
+
 bool Agent::run_pollers(bool *busy) {
   std::lock_guard<std::mutex> lk(poll_mu_);
   bool any = false;
@@ -141,37 +185,42 @@ bool Agent::fire_reached() {
     uint64_t v = load_signal(a.trigger);
     while (!a.ops.empty() && reached(v, a.ops.front()->threshold)) {
       Op *op = a.ops.front();
+      // An op whose enqueue failed (op_fail) is not posted: take_aborted completes it.
+      Status st;
+      if (op->state.load(std::memory_order_relaxed) == OpState::armed &&
+          (op->flags.load(std::memory_order_acquire) & kOpAborted))
+        st = op->error;
       // A staged send the agent copies (core/staging.hpp) is copied out of device memory
       // first; the stream's later ops wait behind it, so that ops are posted in stream order.
-      Status st;
-      if (op->staging && staging_on_agent(*op->staging)) {
-        if (!op->agent_copying) {
+      if (st.is_ok() && op->staging && staging_on_agent(*op->staging)) {
+        if (op->state.load(std::memory_order_relaxed) == OpState::armed) {
           if (profile_enabled()) op->t_copy = profile_now_ns();
           st = staging_agent_copy_out(*op->staging);
-          op->agent_copying = st.is_ok();
+          if (st.is_ok()) op_advance(*op, OpState::staging_out);
           any = true;
         }
-        if (op->agent_copying) {
+        if (st.is_ok()) {
           if (!staging_agent_copied(*op->staging)) break;
-          op->agent_copying = false;
           if (op->t_copy) profile_record(ProfileStage::copy_out, profile_now_ns() - op->t_copy);
         }
       }
       a.ops.pop_front();
       --armed_count_;
       any = true;
-      op->state.store(OpState::triggered);
+      if (!st.is_ok()) {  // posts nothing: a failed copy out leaves the bounce buffer unfilled
+        op_failed(*op, std::move(st));
+        finish(op);
+        continue;
+      }
+      op_advance(*op, OpState::triggered);
       const bool prof = profile_enabled();
       if (prof) profile_seen(op);
-      if (st.is_ok()) st = prov_->fire(*op);  // a failed copy out posts nothing
+      st = fault_fire_point();
+      if (st.is_ok()) st = prov_->fire(*op);
       if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
-        MPIX_LOG(error, "agent", "posting %s to peer %d failed: %s", op_kind_name(op->kind),
-                 op->peer, st.what().c_str());
-        op->status.MPI_ERROR = st.code();
-        op->status.MPI_SOURCE = op->peer;
-        op->status.MPI_TAG = op->tag;
-        complete(op);
+        op_failed(*op, std::move(st));
+        finish(op);
       }
     }
     if (a.ops.empty()) it = armed_.erase(it);
@@ -203,12 +252,11 @@ bool Agent::copy_in_first(Op *op) {
   if (profile_enabled()) op->t_copy = profile_now_ns();
   Status cs = staging_agent_copy_in(*op->staging, bytes, &issued);
   if (!cs.is_ok()) {
-    MPIX_LOG(error, "agent", "copying a staged receive into device memory failed: %s",
-             cs.what().c_str());
-    op->status.MPI_ERROR = cs.code();
+    op_failed(*op, std::move(cs));
     return false;
   }
   if (!issued) return false;
+  op_advance(*op, OpState::staging_in);
   copying_in_.push_back(op);
   return true;
 }
@@ -237,30 +285,18 @@ void Agent::complete(Op *op) {
 }
 
 void Agent::finish(Op *op) {
-  const uint64_t t_complete = profile_enabled() ? profile_now_ns() : 0;
-  op->state.store(OpState::complete);
-  // Only now may the enqueuing side see kOpCompleted; it then copies the status itself.
-  unsigned old = op->flags.fetch_or(kOpCompleted);
-  if ((old & kOpWaitEnqueued) && op->user_status) *op->user_status = op->status;
-  op->stream->pending_ops.fetch_sub(1);
-  op->ctx->pending_ops.fetch_sub(1);
-  // Drop the op's hold on the communicator context before the stream can pass its wait: the
-  // context's end is what tells MPIX_Stream_free that no communicator uses the stream any more,
-  // and a user may free the communicator and then the stream as soon as the stream drained.
-  op->ctx.reset();
-  // A staged receive's copy in, released by the word below, reads the message's length.
-  if (op->staging) staging_received(*op->staging, op->status);
-  store_signal(op->done.word, op->done_value);
-  if (t_complete && op->t_seen) {
-    uint64_t t = profile_now_ns();
+  if (profile_enabled() && op->t_seen) {
+    uint64_t t_complete = profile_now_ns();
     profile_record(ProfileStage::post, op->t_posted - op->t_seen);
     profile_record(ProfileStage::network, t_complete - op->t_posted);
+    const Stream *s = op->stream.get();  // op_complete may delete the op
+    op_complete(*op);
+    const uint64_t t = profile_now_ns();
     profile_record(ProfileStage::complete, t - t_complete);
-    prof_[op->stream.get()].done = t;
+    prof_[s].done = t;
+    return;
   }
-  notifier().notify();
-  if (op->grequest != MPI_REQUEST_NULL) request_complete(op, (old & kOpWaitEnqueued) != 0);
-  op_unref(op);
+  op_complete(*op);
 }
 
 void Agent::run() {
@@ -269,6 +305,7 @@ void Agent::run() {
     uint64_t epoch = notifier().epoch();
     type_release_run();
     bool progress = take_incoming();
+    progress |= take_aborted();
     progress |= fire_reached();
     done_.clear();
     progress |= prov_->progress(done_);
@@ -327,15 +364,23 @@ Status agent_get(Agent **out) {
 
 }  // namespace
 
-Status agent_start() {
-  Agent *a = nullptr;
-  return agent_get(&a);
+void agent_submit(Op *op) {
+  // agent_start ran before (op_create), and the agent lives until MPI_Finalize.
+  g_agent_fast.load(std::memory_order_acquire)->submit(op);
 }
 
-Status agent_submit(Op *op) {
+void agent_abort(Op *op) {
+  // The op was submitted, so the agent exists.
+  Agent *a = g_agent_fast.load(std::memory_order_acquire);
+  if (a) a->abort(op);
+}
+
+std::atomic<bool> g_agent_running{false};
+
+Status agent_start_slow() {
   Agent *a = nullptr;
   MPIX_TRY(agent_get(&a));
-  a->submit(op);
+  g_agent_running.store(true, std::memory_order_release);
   return {};
 }
 
@@ -356,19 +401,11 @@ void agent_stop() {
     std::lock_guard<std::mutex> lk(g_agent_mu);
     // At MPI_Finalize: no enqueue may run concurrently (mpix calls need an initialised MPI).
     g_agent_fast.store(nullptr, std::memory_order_release);
+    g_agent_running.store(false, std::memory_order_release);
     delete g_agent;  // joins the agent thread
     g_agent = nullptr;
   }
   provider_shutdown();
-}
-
-void op_unref(Op *op) {
-  if (op->refs.fetch_sub(1) != 1) return;
-  op->state.store(OpState::retired);
-  signal_pool().release(op->done);
-  if (op->dt_owned) type_release_later(op->dt);  // may be inside an MPI callback
-  op_registry_remove(op);
-  delete op;
 }
 
 }  // namespace mpix

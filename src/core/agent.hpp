@@ -5,6 +5,8 @@
 // spins briefly, then yields, then sleeps in short, growing naps (core/waiter.hpp).
 #pragma once
 
+#include <atomic>
+
 #include "core/status.hpp"
 
 namespace mpix {
@@ -24,14 +26,21 @@ class AgentPoller {
 Status agent_add_poller(AgentPoller *p);
 void agent_remove_poller(AgentPoller *p);
 
-// Starts the agent thread if it is not running; an error (MPI_ERR_OTHER: the thread could not
-// be started) leaves nothing behind. The C API calls it before it makes an op.
-Status agent_start();
-// Hands @p op to the agent (starting it if needed). The op must be fully set up.
-Status agent_submit(Op *op);
+// Starts the agent if it is not running (what agent_submit needs; the enqueue path and the C
+// API call it before any op exists). An error (MPI_ERR_OTHER: the thread could not be started)
+// leaves nothing behind. Inline: a load on the enqueue path once it runs.
+extern std::atomic<bool> g_agent_running;
+Status agent_start_slow();
+inline Status agent_start() {
+  if (g_agent_running.load(std::memory_order_acquire)) return {};
+  return agent_start_slow();
+}
+// Hands @p op to the agent, which must be running (agent_start). The op must be fully set up.
+void agent_submit(Op *op);
+// op_fail: the agent completes the submitted @p op with op->error unless it already fired
+// it; takes over one reference.
+void agent_abort(Op *op);
 // Stops the agent thread (at MPI_Finalize). Ops still held are reported by the caller.
 void agent_stop();
-// Drops one reference to @p op; the last one retires it.
-void op_unref(Op *op);
 
 }  // namespace mpix

@@ -7,6 +7,7 @@
 
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/fault.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
 #include "core/staging.hpp"
@@ -69,10 +70,25 @@ void discard(Op *op) {
   op_unref(op);
 }
 
-}  // namespace
+const char *call_name(OpKind kind, bool nonblocking, bool queued) {
+  switch (kind) {
+    case OpKind::send:
+      if (queued) return "MPIX_Enqueue_send";
+      return nonblocking ? "MPIX_Isend_enqueue" : "MPIX_Send_enqueue";
+    case OpKind::recv:
+      if (queued) return "MPIX_Enqueue_recv";
+      return nonblocking ? "MPIX_Irecv_enqueue" : "MPIX_Recv_enqueue";
+    case OpKind::allreduce:
+      break;
+  }
+  return "MPIX_Allreduce_enqueue";
+}
 
-Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status) {
-  MPIX_TRY(runtime_init());
+// Everything of an enqueue that can fail, before the agent sees the op: on failure nothing is
+// left behind. *ex: the stream that runs it; *prov_out: the provider.
+// The callers (the API layer, the queue) have run runtime_init.
+Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream **ex,
+                 Provider **prov_out) {
   const bool queued = a.queue_stream != nullptr;
   std::shared_ptr<CommCtx> ctx = a.queue_ctx;
   if (!queued) {
@@ -81,18 +97,19 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
       return make_status(MPI_ERR_COMM, "communicator has no stream (make one with "
                                        "MPIX_Stream_comm_create)");
   }
-  if (queued && !request) return make_status(MPI_ERR_ARG, "queue ops need a request");
+  if (queued && !want_request) return make_status(MPI_ERR_ARG, "queue ops need a request");
   const std::shared_ptr<Stream> &stream = queued ? a.queue_stream : ctx->stream;
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
-  ExecStream *ex = nullptr;
-  MPIX_TRY(stream->exec(&ex));
-
-  Backend *be = stream->backend();
+  MPIX_TRY(stream->exec(ex));
+  MPIX_TRY(agent_start());  // so that agent_submit cannot fail
+  const bool faults = fault_armed();  // test hook (core/fault.hpp)
+  if (faults) MPIX_TRY(fault_hit("op_create"));
 
   auto *op = new Op;
   op_registry_add(op);
   op->kind = a.kind;
+  op->call = call_name(a.kind, want_request, queued);
   op->sbuf = a.sbuf;
   op->rbuf = a.rbuf;
   op->count = a.count;
@@ -106,76 +123,124 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
   Status st = hold_datatype(*op, a.dt);
+  if (faults && st.is_ok()) st = fault_hit("datatype");
   if (st.is_ok()) st = prov->validate(*op);
+  if (faults && st.is_ok()) st = fault_hit("validate");
   // Device buffers the provider cannot reach go through pinned bounce buffers.
   // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
   // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE).
   const ProviderCaps caps = prov->caps();
   // Same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
   const bool unstaged = caps.device_memory ||
-                        (caps.mpi_buffers && aware_choice(be->kind()).direct) ||
+                        (caps.mpi_buffers && aware_choice(stream->backend()->kind()).direct) ||
                         prov->reads_device(*op);
   if (st.is_ok())
-    st = staging_setup(*op, *be, unstaged,
+    st = staging_setup(*op, *stream->backend(), unstaged,
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
-  // Provider ofi keeps the stream's copies: with agent copies, a GPU pipeline test under
-  // ofi:tcp (libfabric 1.17) stalled on the GPU machine, not yet understood (session 3).
+  if (faults && st.is_ok()) st = fault_hit("staging_setup");
+  // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies).
   if (st.is_ok() && op->staging && !queued && prov->caps().agent_copies)
-    staging_use_agent(*op->staging, ex->device());
-  if (st.is_ok() && request) st = request_start(op);
+    staging_use_agent(*op->staging, (*ex)->device());
+  if (st.is_ok() && want_request) st = request_start(op);
+  if (faults && st.is_ok()) st = fault_hit("request_start");
   if (!st.is_ok()) {
     discard(op);
     return st;
   }
+  *out = op;
+  *prov_out = prov;
+  return {};
+}
+
+// The stream part of a blocking enqueue: trigger and completion wait in one call (one
+// cuStreamBatchMemOp on a GPU stream); the threshold covers any deferred trigger below it.
+// *triggered: the trigger is on the stream (the op will run).
+Status enqueue_blocking_waits(Stream &s, ExecStream &ex, const Staging *stg, uint64_t threshold,
+                              uint64_t *done_word, uint64_t done_value, bool *triggered) {
+  s.take_deferred();
+  if (stg && staging_pipelined(*stg)) {
+    // A chunked receive's pieces are copied in as they arrive, before the completion wait.
+    MPIX_TRY(fault_point("trigger"));
+    MPIX_TRY(ex.write_value(s.trigger_word(), threshold));
+    *triggered = true;
+    MPIX_TRY(fault_point("copy_in_pieces"));
+    MPIX_TRY(staging_copy_in_pieces(const_cast<Staging &>(*stg), ex));
+    MPIX_TRY(fault_point("wait"));
+    return ex.wait_value(done_word, done_value);
+  }
+  MPIX_TRY(fault_point("trigger_and_wait"));
+  const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
+                              {StreamMemOp::wait, done_word, done_value}};
+  MPIX_TRY(ex.batch(ops, 2));
+  *triggered = true;
+  return {};
+}
+
+}  // namespace
+
+Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status) {
+  Op *op = nullptr;
+  ExecStream *ex = nullptr;
+  Provider *prov = nullptr;
+  MPIX_TRY(op_create(a, request != nullptr, &op, &ex, &prov));
+  const bool queued = a.queue_stream != nullptr;
   if (!request) {
     op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
     op->flags.store(kOpWaitEnqueued);
+    // The enqueue's own reference: without a request, the agent may retire the op as soon as
+    // the stream writes its trigger, and a failure after that must still reach it (op_fail).
+    op->refs.fetch_add(1, std::memory_order_relaxed);
   }
 
-  Stream &s = *stream;
+  Stream &s = *op->stream;
   std::lock_guard<std::mutex> lk(s.enqueue_mutex());
   op->threshold = queued ? a.queue_threshold : s.next_threshold();
   // A chunked send has one threshold per piece; the stream's own trigger write is the last.
   uint64_t last = op->threshold;
   if (op->staging)
     for (uint64_t i = 1; i < staging_pieces(*op->staging); ++i) last = s.next_threshold();
-  st = prov->arm(*op);
+  const bool faults = fault_armed();
+  Status st = prov->arm(*op);
+  if (faults && st.is_ok()) st = fault_hit("arm");
   if (!st.is_ok()) {
+    if (!request) op->refs.fetch_sub(1, std::memory_order_relaxed);
     discard(op);
     return st;
   }
   s.pending_ops.fetch_add(1);
-  ctx->pending_ops.fetch_add(1);
-  // What the stream still needs, kept here: without a request, the agent may retire the op as
-  // soon as the stream writes its trigger.
-  const uint64_t first = op->threshold, threshold = last, done_value = op->done_value;
-  uint64_t *const done_word = op->done.word;
+  op->ctx->pending_ops.fetch_add(1);
   const std::shared_ptr<Staging> stg = op->staging;
-  // From here the agent owns the op; it fires once the stream writes the threshold.
-  MPIX_TRY(agent_submit(op));
+  // The point of no return: the agent owns the op and fires it once the stream writes the
+  // threshold. A failure from here on fails the op (op_fail); the error reaches the caller at
+  // the wait (nonblocking) or from this call (blocking), and nothing is left behind.
+  agent_submit(op);
   // A queue op reads its buffer at its start: Queue::start copies out then.
-  if (stg && !queued) MPIX_TRY(staging_copy_out(*stg, *ex, s.trigger_word(), first));
+  if (stg && !queued) {
+    if (faults) st = fault_hit("copy_out");
+    if (st.is_ok()) st = staging_copy_out(*stg, *ex, s.trigger_word(), op->threshold);
+  }
   if (request) {
-    if (!queued && s.defers_triggers()) s.defer_trigger(threshold);
-    else if (!queued) MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
+    if (st.is_ok() && !queued && s.defers_triggers()) {
+      s.defer_trigger(last);
+    } else if (st.is_ok() && !queued) {
+      if (faults) st = fault_hit("trigger");
+      if (st.is_ok()) st = ex->write_value(s.trigger_word(), last);
+    }
+    if (!st.is_ok()) op_fail(*op, std::move(st));
     *request = op->grequest;
     return {};
   }
-  // Trigger and completion wait in one call (one cuStreamBatchMemOp on a GPU stream); the
-  // threshold covers any deferred trigger below it.
-  s.take_deferred();
-  if (stg && staging_pipelined(*stg)) {
-    // A chunked receive's pieces are copied in as they arrive, before the completion wait.
-    MPIX_TRY(ex->write_value(s.trigger_word(), threshold));
-    MPIX_TRY(staging_copy_in_pieces(*stg, *ex));
-    MPIX_TRY(ex->wait_value(done_word, done_value));
-  } else {
-    const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
-                                {StreamMemOp::wait, done_word, done_value}};
-    MPIX_TRY(ex->batch(ops, 2));
+  bool triggered = false;
+  if (st.is_ok())
+    st = enqueue_blocking_waits(s, *ex, stg.get(), last, op->done.word, op->done_value, &triggered);
+  if (st.is_ok() && stg) {
+    if (faults) st = fault_hit("copy_in");
+    if (st.is_ok()) st = staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold());
   }
-  if (stg) MPIX_TRY(staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold()));
-  return {};
+  if (!st.is_ok() && triggered) op_forget_status(*op);
+  else if (!st.is_ok()) op_fail(*op, Status(st));
+  op_unref(op);
+  return st;
 }
 
 Status flush_deferred_trigger(Stream &s, ExecStream &ex) {
@@ -238,21 +303,9 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
                                    s.peek_next_threshold()));
     }
     for (int k = i; k < end; ++k) {
-      Op *op = ops[k];
-      if (!op) continue;
-      op->user_status = status_of(k);
+      if (!ops[k]) continue;
       requests[k] = MPI_REQUEST_NULL;
-      unsigned old = op->flags.fetch_or(kOpWaitEnqueued);
-      if (old & kOpCompleted) {
-        // Already complete: the agent will not touch the status or the request again.
-        if (op->user_status) *op->user_status = op->status;
-        // The agent may not have called MPI_Grequest_complete yet; Open MPI then runs free_fn
-        // there, and the agent drops the last reference and deletes the op. Open MPI's own
-        // locking orders that after this thread's use of the op, invisibly to ThreadSanitizer;
-        // a release on refs orders it in C++ terms too (op_unref's fetch_sub acquires).
-        op->refs.fetch_add(0, std::memory_order_release);
-        request_free(op);
-      }
+      op_wait_enqueued(*ops[k], status_of(k));
     }
     i = end;
   }

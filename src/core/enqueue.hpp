@@ -33,7 +33,7 @@ struct EnqueueArgs {
   uint64_t queue_threshold = 0;
 };
 
-// Nonblocking when @p request is non-null (a generalized request is returned); otherwise the
+// Call after runtime_init. Nonblocking when @p request is non-null (a generalized request is returned); otherwise the
 // stream waits for completion and @p status (may be null) is filled in stream order.
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status);
 

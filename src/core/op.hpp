@@ -1,13 +1,17 @@
-// A deferred communication op and its life cycle.
+// A deferred communication op and its life cycle. core/op.cpp is the only writer of Op::state.
 //
-//   ARMED ──(stream reached its threshold)──► TRIGGERED ──(provider posted it)──► POSTED
-//     POSTED ──(provider reports completion)──► COMPLETE ──(last reference dropped)──► RETIRED
+//   ARMED ─► STAGING_OUT ─► TRIGGERED ─► POSTED ─► STAGING_IN ─► COMPLETE ─► RETIRED
 //
-// ARMED: enqueued; the stream has not reached it. TRIGGERED: the agent saw the stream's trigger
-// word reach op.threshold. POSTED: the network has it. COMPLETE: status filled, completion word
-// written. RETIRED: the request is freed and the agent is done with it; the op is deleted.
-// Providers with native triggers (ofi + FI_TRIGGER) post at ARMED time and still pass through
-// TRIGGERED when the agent fires the counter.
+// ARMED: enqueued; the stream has not reached it. STAGING_OUT: the stream reached it and the
+// agent copies its staged buffer out of device memory. TRIGGERED: the stream reached it (and its
+// data is in place); the provider is asked to post it. POSTED: the network has it. STAGING_IN:
+// the message arrived; the agent copies it into device memory. COMPLETE: status final,
+// completion word written, request completed. RETIRED: the last reference is gone; deleted.
+// Shortcuts: ARMED > TRIGGERED and POSTED > COMPLETE (nothing to copy); every state before
+// COMPLETE > COMPLETE (the op failed: op_failed / op_fail); ARMED > RETIRED (an op that never
+// reached the agent). Providers with native triggers (ofi + FI_TRIGGER) hand the op to the
+// network while ARMED and still pass through TRIGGERED when the agent fires the counter.
+// kOpNext (below) is the table op_advance checks every transition against.
 #pragma once
 
 #include <mpi.h>
@@ -17,13 +21,33 @@
 #include <memory>
 
 #include "core/signal_pool.hpp"
+#include "core/status.hpp"
 
 namespace mpix {
 
-enum class OpState : uint8_t { armed, triggered, posted, complete, retired };
+enum class OpState : uint8_t {
+  armed, staging_out, triggered, posted, staging_in, complete, retired
+};
+constexpr int kOpStates = 7;
 inline const char *op_state_name(OpState s) {
-  static const char *const kNames[] = {"ARMED", "TRIGGERED", "POSTED", "COMPLETE", "RETIRED"};
+  static const char *const kNames[kOpStates] = {"ARMED",      "STAGING_OUT", "TRIGGERED", "POSTED",
+                                                "STAGING_IN", "COMPLETE",    "RETIRED"};
   return kNames[static_cast<int>(s)];
+}
+constexpr unsigned op_state_bit(OpState s) { return 1u << static_cast<int>(s); }
+// kOpNext[from]: the states an op may move to from `from`.
+constexpr unsigned kOpNext[kOpStates] = {
+    /* ARMED */ op_state_bit(OpState::staging_out) | op_state_bit(OpState::triggered) |
+        op_state_bit(OpState::complete) | op_state_bit(OpState::retired),
+    /* STAGING_OUT */ op_state_bit(OpState::triggered) | op_state_bit(OpState::complete),
+    /* TRIGGERED */ op_state_bit(OpState::posted) | op_state_bit(OpState::complete),
+    /* POSTED */ op_state_bit(OpState::staging_in) | op_state_bit(OpState::complete),
+    /* STAGING_IN */ op_state_bit(OpState::complete),
+    /* COMPLETE */ op_state_bit(OpState::retired),
+    /* RETIRED */ 0u,
+};
+constexpr bool op_transition_legal(OpState from, OpState to) {
+  return (kOpNext[static_cast<int>(from)] & op_state_bit(to)) != 0;
 }
 
 enum class OpKind : uint8_t { send, recv, allreduce };
@@ -36,17 +60,20 @@ class Stream;
 struct CommCtx;
 struct Staging;
 
-// Flags exchanged between the enqueuing thread and the agent (see Op::flags).
+// Flags exchanged between the enqueuing thread and the agent (see op_complete, op_wait_enqueued).
 enum OpFlag : unsigned {
   kOpCompleted = 1u,     // the agent has finished the op (status final)
   kOpWaitEnqueued = 2u,  // a stream waits on it; whoever sets the second flag frees the request
+  kOpAborted = 4u,       // op_fail: the enqueue failed after the agent took the op
+  kOpNoStatus = 8u,      // the call reported failure: its MPI_Status is not written later
 };
 
 struct Op {
   OpKind kind = OpKind::send;
-  std::atomic<OpState> state{OpState::armed};
+  std::atomic<OpState> state{OpState::armed};  // written by op_advance only
   std::atomic<unsigned> flags{0};
   std::atomic<int> refs{1};  // the agent's; +1 while a user-visible MPI_Request exists
+  const char *call = "";     // the C call that made it, for error messages
 
   // What the provider sends or receives into (a bounce buffer for staged device memory).
   const void *sbuf = nullptr;  // send / allreduce send (MPI_IN_PLACE allowed)
@@ -67,18 +94,57 @@ struct Op {
 
   MPI_Request grequest = MPI_REQUEST_NULL;  // generalized request handed to the user, if any
   MPI_Status *user_status = nullptr;        // where to copy the status in stream order
-  MPI_Status status{};                      // the result
+  MPI_Status status{};                      // the result (MPI_ERROR: an error code, see error)
+  // Why it failed: op_fail's reason (set before kOpAborted, while the op is ARMED), else the
+  // agent's (op_failed / op_completed, before COMPLETE).
+  Status error;
 
   std::shared_ptr<Staging> staging;             // device buffers staged (core/staging.hpp)
-  bool agent_copying = false;                   // agent thread: its staging copy out is in flight
   void *prov = nullptr;                         // provider-private state
-  MPI_Request prov_req = MPI_REQUEST_NULL;      // provider mpi: the underlying request
   uint64_t seq = 0;                             // creation order, for reports
   uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (core/profile.hpp)
   uint64_t t_copy = 0;                          // MPIX_PROFILE: agent staging copy issued
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
   Op *submit_next = nullptr;                    // the agent's incoming stack (agent.cpp)
+  Op *abort_next = nullptr;                     // the agent's aborted stack (agent.cpp)
 };
+
+// Moves @p op to @p to. An illegal transition (not in kOpNext) is an internal error: logged,
+// and the state is left as it was; returns false then.
+bool op_advance(Op &op, OpState to);
+
+// Providers (agent thread) report an op's outcome through these; the agent then completes it.
+// POSTED: the network has it.
+void op_posted(Op &op);
+// The network finished it with @p st (source, tag, count; MPI_ERROR an MPI error code or class).
+void op_completed(Op &op, const MPI_Status &st);
+// It failed (or can no longer finish) for @p why: the status gets the error, with its message.
+void op_failed(Op &op, Status why);
+
+// The enqueuing thread, after the agent took the op (agent_submit), when a later step of the
+// enqueue failed: the agent completes the op with @p why without posting it (if the stream has
+// not reached it yet), writes its completion word, and never writes the caller's MPI_Status.
+// The caller holds a reference to @p op. Only before the op's trigger is on the stream.
+void op_fail(Op &op, Status why);
+// A blocking enqueue failed after its trigger went on the stream: the op runs, but the caller's
+// MPI_Status is not written (the call reported failure). The caller holds a reference.
+void op_forget_status(Op &op);
+
+// Agent thread: COMPLETE. The status is final: copies it where a stream wait asked for it,
+// drops the pending counts, writes the completion word, completes the request, drops the agent's
+// reference.
+void op_complete(Op &op);
+// The enqueuing thread: a stream now waits on @p op in place of its request handle; the status
+// goes to @p st (may be null). Frees the request at once if the op already completed
+// (op_wait_completed). The other half of op_complete's handshake (op.cpp).
+void op_wait_completed(Op &op, MPI_Status *st);
+inline void op_wait_enqueued(Op &op, MPI_Status *st) {
+  op.user_status = st;
+  if (op.flags.fetch_or(kOpWaitEnqueued) & kOpCompleted) op_wait_completed(op, st);
+}
+// Drops one reference to @p op; the last one retires it (RETIRED: signal word, datatype,
+// registry entry, delete).
+void op_unref(Op *op);
 
 // Live-op registry: every op from creation to retirement, for the finalize-time report.
 void op_registry_add(Op *op);

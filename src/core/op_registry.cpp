@@ -1,3 +1,4 @@
+// The live-op registry (core/op.hpp): what the finalize report lists.
 #include <mutex>
 
 #include "core/log.hpp"

@@ -5,10 +5,10 @@
 #include <mutex>
 #include <vector>
 
-#include "core/agent.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/staging.hpp"
+#include "core/stream.hpp"
 
 namespace mpix {
 namespace {
@@ -51,6 +51,7 @@ class RequestTable {
       }
     }
   }
+  std::size_t size() const { return live_; }
   // Removes @p r only if it still maps to @p op.
   void erase(MPI_Request r, Op *op) {
     if (slots_.empty()) return;
@@ -115,26 +116,34 @@ int query_fn(void *extra, MPI_Status *status) {
   // Completed on the host (MPI_Wait / MPI_Test), not by a stream wait: a staged receive's data
   // is still in its bounce buffer. MPI calls this on the waiting user thread, where the GPU
   // runtime may be called.
+  // The op's own result is the agent's and final: read, never written here (the agent may
+  // still be reading it after MPI_Grequest_complete, ordered only inside libmpi).
+  int err = op->status.MPI_ERROR;
   if (op->staging) {
     Status st = staging_copy_in_on_host(*op->staging);
     if (!st.is_ok()) {
       MPIX_LOG(error, "api", "copying a staged receive into device memory: %s", st.what().c_str());
-      if (op->status.MPI_ERROR == MPI_SUCCESS) op->status.MPI_ERROR = st.code();
+      if (err == MPI_SUCCESS)
+        err = mpi_error_code(make_status(st.code(),
+                                         "%s: copying the received data into device memory: %s",
+                                         op->call, st.what().c_str()));
     }
   }
-  status->MPI_SOURCE = op->status.MPI_SOURCE;
-  status->MPI_TAG = op->status.MPI_TAG;
-  status->MPI_ERROR = op->status.MPI_ERROR;
-  MPI_Status_set_cancelled(status, 0);
   // Carried as bytes: MPI libraries disagree on what MPI_Status_set_elements_x counts for a
   // derived datatype (MPICH 4.0 takes whole datatypes, Open MPI basic elements); for MPI_BYTE
   // they agree, and MPI_Get_count / MPI_Get_elements then derive the rest from the bytes.
   MPI_Count n = 0;
-  if (op->kind == OpKind::recv && op->status.MPI_ERROR == MPI_SUCCESS &&
+  if (op->kind == OpKind::recv && err == MPI_SUCCESS &&
       MPI_Get_elements_x(&op->status, MPI_BYTE, &n) != MPI_SUCCESS)
     n = 0;
+  // A host wait also reports an earlier blocking op's failure on the same stream, once.
+  if (err == MPI_SUCCESS)
+    if (const int code = op->stream->take_wait_error()) err = code;
+  status->MPI_SOURCE = op->status.MPI_SOURCE;
+  status->MPI_TAG = op->status.MPI_TAG;
+  status->MPI_ERROR = err;
+  MPI_Status_set_cancelled(status, 0);
   MPI_Status_set_elements_x(status, MPI_BYTE, n);
-  const int err = op->status.MPI_ERROR;
   // Open MPI may run free_fn - and so retire the op - on the agent thread, inside its
   // MPI_Grequest_complete, right after this thread's MPI_Test / MPI_Wait: its own reference count
   // orders that, invisibly to ThreadSanitizer. A release on refs orders this callback's reads
@@ -214,6 +223,11 @@ void request_free(Op *op) {
   MPI_Request r = op->grequest;
   int rc = MPI_Request_free(&r);
   if (rc != MPI_SUCCESS) MPIX_LOG(error, "api", "MPI_Request_free failed (%d)", rc);
+}
+
+std::size_t request_count() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  return requests().size();
 }
 
 }  // namespace mpix

@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <cstddef>
+
 #include "core/status.hpp"
 
 namespace mpix {
@@ -25,5 +27,7 @@ int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take);
 void request_complete(Op *op, bool free_now);
 // Frees the generalized request of an op whose handle was consumed after it completed.
 void request_free(Op *op);
+// Requests handed out and not yet waited on or freed (for tests).
+std::size_t request_count();
 
 }  // namespace mpix

@@ -45,6 +45,12 @@ Status make_status(int mpi_class, const char *fmt, ...) __attribute__((format(pr
 // Turns a foreign MPI return code into a Status that names the expression and place.
 Status mpi_status(int rc, const char *expr, const char *file, int line);
 
+// An MPI error code for @p st that a user can take apart: MPI_Error_class gives st.code() and
+// MPI_Error_string st.what() (MPI_Add_error_code / MPI_Add_error_string; one code per distinct
+// message, at most a few hundred in a process, then the bare class). For errors that reach the
+// user through an MPI_Status (asynchronous ones): MPI_SUCCESS for success.
+int mpi_error_code(const Status &st);
+
 }  // namespace mpix
 
 #define MPIX_MPI_CHECK(expr)                                                       \

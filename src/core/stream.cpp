@@ -120,4 +120,26 @@ Status stream_unregister(uint64_t id) {
   return {};
 }
 
+void Stream::record_error(int code) {
+  std::lock_guard<std::mutex> lk(err_mu_);
+  if (err_code_ != MPI_SUCCESS) return;  // the first failure is the one reported
+  err_code_ = code;
+  err_unreported_.store(kErrSync | kErrWait);
+}
+
+int Stream::take_error_for(unsigned who) {
+  if (!(err_unreported_.load(std::memory_order_relaxed) & who)) return MPI_SUCCESS;  // no lock
+  std::lock_guard<std::mutex> lk(err_mu_);
+  if (!(err_unreported_.fetch_and(~who) & who)) return MPI_SUCCESS;
+  return err_code_;
+}
+
+int Stream::take_error() {
+  std::lock_guard<std::mutex> lk(err_mu_);
+  const int code = err_code_;
+  err_code_ = MPI_SUCCESS;
+  err_unreported_.store(0);
+  return code;
+}
+
 }  // namespace mpix

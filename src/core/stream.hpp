@@ -53,11 +53,22 @@ class Stream {
     return t;
   }
 
+  // Asynchronous failures of blocking ops (MPIX_Send_enqueue & co. have no request to report
+  // them through): the first one's error code is kept. The next MPIX_Stream_synchronize and the
+  // next host wait on a request of the stream each report it once; MPIX_Stream_get_error
+  // returns it and clears it. Any thread.
+  void record_error(int code);
+  int take_sync_error() { return take_error_for(kErrSync); }
+  int take_wait_error() { return take_error_for(kErrWait); }
+  int take_error();
+
   std::atomic<int64_t> pending_ops{0};   // enqueued and not yet complete
   std::atomic<int> attached_comms{0};    // stream communicators using it
 
  private:
   uint64_t load_trigger_base() const;
+  enum : unsigned { kErrSync = 1u, kErrWait = 2u };
+  int take_error_for(unsigned who);
 
   uint64_t id_;
   StreamKind kind_;
@@ -72,6 +83,9 @@ class Stream {
   bool defer_triggers_ = false;
   uint64_t deferred_ = 0;  // highest threshold armed but not yet written to the stream
   SignalWord trigger_;
+  std::atomic<unsigned> err_unreported_{0};  // kErrSync | kErrWait: who has not reported it
+  std::mutex err_mu_;
+  int err_code_ = 0;  // guarded by err_mu_ (MPI_SUCCESS: none)
 };
 
 // Handle registry.

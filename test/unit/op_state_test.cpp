@@ -1,6 +1,8 @@
-// The op state machine's name table (used by logs and the finalize-time report) and op kinds.
+// The op state machine (core/op.hpp): names in life-cycle order, the transition table that
+// op_advance checks, and op kinds.
 #include <set>
 #include <string>
+#include <utility>
 
 #include "catch.hpp"
 #include "core/op.hpp"
@@ -9,15 +11,15 @@ using mpix::OpKind;
 using mpix::OpState;
 
 TEST_CASE("every op state has its own name, in life-cycle order", "[op]") {
-  CHECK(std::string(mpix::op_state_name(OpState::armed)) == "ARMED");
-  CHECK(std::string(mpix::op_state_name(OpState::triggered)) == "TRIGGERED");
-  CHECK(std::string(mpix::op_state_name(OpState::posted)) == "POSTED");
-  CHECK(std::string(mpix::op_state_name(OpState::complete)) == "COMPLETE");
-  CHECK(std::string(mpix::op_state_name(OpState::retired)) == "RETIRED");
-  CHECK(OpState::armed < OpState::triggered);
-  CHECK(OpState::triggered < OpState::posted);
-  CHECK(OpState::posted < OpState::complete);
-  CHECK(OpState::complete < OpState::retired);
+  const OpState order[] = {OpState::armed,      OpState::staging_out, OpState::triggered,
+                           OpState::posted,     OpState::staging_in,  OpState::complete,
+                           OpState::retired};
+  const char *names[] = {"ARMED",      "STAGING_OUT", "TRIGGERED", "POSTED",
+                         "STAGING_IN", "COMPLETE",    "RETIRED"};
+  for (int i = 0; i < mpix::kOpStates; ++i) {
+    CHECK(std::string(mpix::op_state_name(order[i])) == names[i]);
+    if (i > 0) CHECK(order[i - 1] < order[i]);
+  }
 }
 
 TEST_CASE("op kinds have names", "[op]") {
@@ -34,4 +36,52 @@ TEST_CASE("a new op starts ARMED with one reference and no flags", "[op]") {
   CHECK(op.refs.load() == 1);
   CHECK(op.flags.load() == 0u);
   CHECK(op.grequest == MPI_REQUEST_NULL);
+  CHECK(op.error.is_ok());
+}
+
+namespace {
+// Every path through the life cycle that the engine takes.
+const std::vector<std::vector<OpState>> kLegalPaths = {
+    // Unstaged send or receive.
+    {OpState::armed, OpState::triggered, OpState::posted, OpState::complete, OpState::retired},
+    // Staged, with agent copies out and in.
+    {OpState::armed, OpState::staging_out, OpState::triggered, OpState::posted,
+     OpState::staging_in, OpState::complete, OpState::retired},
+    // Failures: not posted (op_fail before the trigger), copy out failed, post failed.
+    {OpState::armed, OpState::complete, OpState::retired},
+    {OpState::armed, OpState::staging_out, OpState::complete, OpState::retired},
+    {OpState::armed, OpState::triggered, OpState::complete, OpState::retired},
+    // An op that never reached the agent.
+    {OpState::armed, OpState::retired},
+};
+}  // namespace
+
+TEST_CASE("op_advance takes every legal path of the life cycle", "[op]") {
+  for (const auto &path : kLegalPaths) {
+    mpix::Op op;
+    for (std::size_t i = 1; i < path.size(); ++i) {
+      INFO(mpix::op_state_name(path[i - 1]) << " -> " << mpix::op_state_name(path[i]));
+      CHECK(mpix::op_transition_legal(path[i - 1], path[i]));
+      CHECK(mpix::op_advance(op, path[i]));
+      CHECK(op.state.load() == path[i]);
+    }
+  }
+}
+
+TEST_CASE("op_advance refuses illegal transitions and keeps the state", "[op]") {
+  const std::pair<OpState, OpState> bad[] = {
+      {OpState::armed, OpState::posted},       {OpState::armed, OpState::staging_in},
+      {OpState::triggered, OpState::armed},    {OpState::posted, OpState::triggered},
+      {OpState::complete, OpState::complete},  {OpState::complete, OpState::posted},
+      {OpState::retired, OpState::armed},      {OpState::staging_in, OpState::posted},
+      {OpState::triggered, OpState::retired},  {OpState::posted, OpState::retired},
+      {OpState::staging_out, OpState::posted}, {OpState::armed, OpState::armed}};
+  for (const auto &t : bad) {
+    INFO(mpix::op_state_name(t.first) << " -> " << mpix::op_state_name(t.second));
+    CHECK_FALSE(mpix::op_transition_legal(t.first, t.second));
+    mpix::Op op;
+    op.state.store(t.first);
+    CHECK_FALSE(mpix::op_advance(op, t.second));
+    CHECK(op.state.load() == t.first);
+  }
 }

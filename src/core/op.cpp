@@ -1,0 +1,134 @@
+// The op's life (core/op.hpp): every state change, the two ways an op fails, completion, the
+// completion / stream-wait handshake, and retirement.
+#include "core/op.hpp"
+
+#include "core/agent.hpp"
+#include "core/comm_ctx.hpp"
+#include "core/log.hpp"
+#include "core/request.hpp"
+#include "core/staging.hpp"
+#include "core/stream.hpp"
+#include "core/waiter.hpp"
+
+namespace mpix {
+namespace {
+
+const char *peer_word(const Op &op) {
+  return op.kind == OpKind::send ? "to" : op.kind == OpKind::recv ? "from" : "on";
+}
+
+// The MPI class of a code from MPI (or of one of ours).
+int class_of(int code) {
+  int cls = MPI_ERR_OTHER;
+  if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = MPI_ERR_OTHER;
+  return cls;
+}
+
+}  // namespace
+
+bool op_advance(Op &op, OpState to) {
+  const OpState from = op.state.load(std::memory_order_relaxed);
+  if (!op_transition_legal(from, to)) {
+    MPIX_LOG(error, "agent",
+             "internal error: op #%llu (%s, peer %d, tag %d) may not go from %s to %s",
+             static_cast<unsigned long long>(op.seq), op_kind_name(op.kind), op.peer, op.tag,
+             op_state_name(from), op_state_name(to));
+    return false;
+  }
+  MPIX_LOG(trace, "agent", "op #%llu %s -> %s", static_cast<unsigned long long>(op.seq),
+           op_state_name(from), op_state_name(to));
+  op.state.store(to, std::memory_order_relaxed);
+  return true;
+}
+
+void op_posted(Op &op) { op_advance(op, OpState::posted); }
+
+void op_completed(Op &op, const MPI_Status &st) {
+  op.status = st;
+  if (st.MPI_ERROR == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  if (MPI_Error_string(st.MPI_ERROR, text, &len) != MPI_SUCCESS) text[0] = '\0';
+  op.error = make_status(class_of(st.MPI_ERROR), "%s %s rank %d (tag %d): %s", op.call,
+                         peer_word(op), op.peer, op.tag, text);
+  MPIX_LOG(error, "agent", "%s", op.error.what().c_str());
+  op.status.MPI_ERROR = mpi_error_code(op.error);
+}
+
+void op_failed(Op &op, Status why) {
+  op.status = MPI_Status{};
+  op.status.MPI_SOURCE = op.peer;
+  op.status.MPI_TAG = op.tag;
+  MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(&op.status, 0);
+  op.error = make_status(why.code(), "%s %s rank %d (tag %d) failed: %s", op.call, peer_word(op),
+                         op.peer, op.tag, why.what().c_str());
+  MPIX_LOG(error, "agent", "%s", op.error.what().c_str());
+  op.status.MPI_ERROR = mpi_error_code(op.error);
+}
+
+void op_fail(Op &op, Status why) {
+  op.error = std::move(why);  // the agent does not write it while the op is ARMED
+  // acq_rel: the error is published with the flag; kOpCompleted, if set, was set by the agent's
+  // op_complete, which then already finished the op (and wrote any MPI_Status before this call
+  // reports its failure).
+  const unsigned old = op.flags.fetch_or(kOpAborted | kOpNoStatus, std::memory_order_acq_rel);
+  if (old & kOpCompleted) return;
+  op.refs.fetch_add(1, std::memory_order_relaxed);  // the agent's abort list holds it
+  agent_abort(&op);
+}
+
+void op_forget_status(Op &op) { op.flags.fetch_or(kOpNoStatus, std::memory_order_acq_rel); }
+
+// The handshake between op_complete (agent) and op_wait_enqueued (user thread): each sets its
+// flag with one fetch_or; the one that sees the other's flag already set owns the last steps
+// (copy the status, free the request). A blocking op starts with kOpWaitEnqueued set and no
+// request.
+void op_complete(Op &op) {
+  op_advance(op, OpState::complete);
+  const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
+  // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
+  if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus))
+    *op.user_status = op.status;
+  // A blocking op's failure with neither a request nor an MPI_Status to go to: the stream keeps
+  // it (a failed MPIX_Send_enqueue was once seen only in the log). Not if its call reported the
+  // failure itself.
+  if (op.status.MPI_ERROR != MPI_SUCCESS && op.grequest == MPI_REQUEST_NULL && !op.user_status &&
+      !(old & kOpNoStatus))
+    op.stream->record_error(op.status.MPI_ERROR);
+  op.stream->pending_ops.fetch_sub(1);
+  op.ctx->pending_ops.fetch_sub(1);
+  // Drop the op's hold on the communicator context before the stream can pass its wait: the
+  // context's end is what tells MPIX_Stream_free that no communicator uses the stream any more,
+  // and a user may free the communicator and then the stream as soon as the stream drained.
+  op.ctx.reset();
+  // A staged receive's copy in, released by the word below, reads the message's length.
+  if (op.staging) staging_received(*op.staging, op.status);
+  store_signal(op.done.word, op.done_value);
+  notifier().notify();
+  if (op.grequest != MPI_REQUEST_NULL) request_complete(&op, (old & kOpWaitEnqueued) != 0);
+  op_unref(&op);
+}
+
+// op_wait_enqueued (op.hpp) found kOpCompleted set.
+void op_wait_completed(Op &op, MPI_Status *st) {
+  // Already complete: the agent will not touch the status or the request again.
+  if (st) *st = op.status;
+  // The agent may not have called MPI_Grequest_complete yet; Open MPI then runs free_fn there,
+  // and the agent drops the last reference and deletes the op. Open MPI's own locking orders that
+  // after this thread's use of the op, invisibly to ThreadSanitizer; a release on refs orders it
+  // in C++ terms too (op_unref's fetch_sub acquires).
+  op.refs.fetch_add(0, std::memory_order_release);
+  request_free(&op);
+}
+
+void op_unref(Op *op) {
+  if (op->refs.fetch_sub(1) != 1) return;
+  op_advance(*op, OpState::retired);
+  signal_pool().release(op->done);
+  if (op->dt_owned) type_release_later(op->dt);  // may be inside an MPI callback (MPICH)
+  op_registry_remove(op);
+  delete op;
+}
+
+}  // namespace mpix

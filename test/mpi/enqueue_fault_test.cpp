@@ -1,0 +1,234 @@
+// Failures inside an enqueue (core/fault.hpp fails each step of one in turn): the call or the
+// wait reports the error with its cause, and nothing is left behind: no request handle, no live
+// op, no bounce buffer in use, no pending count (MPI_Comm_free and MPIX_Stream_free succeed).
+// Also: an asynchronous failure's error code names the call and the cause (MPI_Error_string).
+// Rank 0 of each pair fails its ops; it tells its peer over MPI_COMM_WORLD whether the op went
+// to the network, so that the peer posts the other side only then. Links mpix_internal (the
+// hook and the counters are internal); run plain and with MPIX_STAGING_HOST=1.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/fault.hpp"
+#include "core/op.hpp"
+#include "core/request.hpp"
+#include "core/staging.hpp"
+#include "mpix/mpix.h"
+#include "test_util.hpp"
+
+using namespace mpix_test;
+
+namespace {
+
+enum class Flavour { isend, irecv, send, recv };
+const char *flavour_name(Flavour f) {
+  switch (f) {
+    case Flavour::isend: return "MPIX_Isend_enqueue";
+    case Flavour::irecv: return "MPIX_Irecv_enqueue";
+    case Flavour::send: return "MPIX_Send_enqueue";
+    case Flavour::recv: return "MPIX_Recv_enqueue";
+  }
+  return "";
+}
+bool sends(Flavour f) { return f == Flavour::isend || f == Flavour::send; }
+
+std::string error_string(int code) {
+  char s[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  MPI_Error_string(code, s, &len);
+  return s;
+}
+
+// Fault points after which a blocking op's trigger is already on the stream: it goes to the
+// network although the call fails.
+bool after_trigger(const char *point) {
+  return point && (!std::strcmp(point, "copy_in") || !std::strcmp(point, "copy_in_pieces") ||
+                   !std::strcmp(point, "wait"));
+}
+
+// The agent retires an op a moment after its wait returned: wait (boundedly) for it.
+void wait_until_idle() {
+  for (int i = 0; i < 10000; ++i) {
+    if (mpix::op_registry_size() == 0 && mpix::request_count() == 0 &&
+        mpix::staging_pool_stats().in_use == 0)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+constexpr int kCount = 1000;
+constexpr int kNoTag = -12345;
+
+}  // namespace
+
+TEST_CASE("each step of an enqueue fails in turn and leaves nothing behind", "[fault]") {
+  const int rank = world_rank(), size = world_size();
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  const bool faulter = rank % 2 == 0;
+  {
+    HostStreamComm s;
+    for (Flavour f : {Flavour::isend, Flavour::irecv, Flavour::send, Flavour::recv}) {
+      int steps = 0;
+      for (int n = 1;; ++n) {
+        const int tag = 100 * static_cast<int>(f) + n;
+        std::vector<int> out(kCount), in(kCount, -1);
+        for (int i = 0; i < kCount; ++i) out[i] = i * 7 + n;
+        int msg[2] = {0, 0};  // the fault fired; the op went to the network
+        if (faulter) {
+          INFO(flavour_name(f) << ", fault at step " << n);
+          MPI_Request req = MPI_REQUEST_NULL;
+          MPI_Status st;
+          st.MPI_TAG = kNoTag;
+          mpix::fault_arm(n);
+          int rc = MPI_SUCCESS;
+          switch (f) {
+            case Flavour::isend:
+              rc = MPIX_Isend_enqueue(out.data(), kCount, MPI_INT, peer, tag, s.comm, &req);
+              break;
+            case Flavour::irecv:
+              rc = MPIX_Irecv_enqueue(in.data(), kCount, MPI_INT, peer, tag, s.comm, &req);
+              break;
+            case Flavour::send:
+              rc = MPIX_Send_enqueue(out.data(), kCount, MPI_INT, peer, tag, s.comm);
+              break;
+            case Flavour::recv:
+              rc = MPIX_Recv_enqueue(in.data(), kCount, MPI_INT, peer, tag, s.comm, &st);
+              break;
+          }
+          const char *fired = mpix::fault_fired();
+          mpix::fault_arm(0);
+          INFO("fault point " << (fired ? fired : "(none)"));
+          msg[0] = fired != nullptr;
+          msg[1] = !fired || (rc != MPI_SUCCESS && after_trigger(fired));
+          if (rc != MPI_SUCCESS) {
+            CHECK(fired);
+            CHECK(error_class(rc) == MPI_ERR_OTHER);
+            CHECK(req == MPI_REQUEST_NULL);
+          }
+          MPI_Send(msg, 2, MPI_INT, peer, 9, MPI_COMM_WORLD);
+          if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+            // Failed after the agent took the op: the request is there; its wait says why.
+            const int wrc = MPI_Wait(&req, &st);
+            if (fired) {
+              // (MPI_Wait returns the code; it leaves status.MPI_ERROR alone.)
+              CHECK(error_class(wrc) == MPI_ERR_OTHER);
+              const std::string why = error_string(wrc);
+              INFO(why);
+              CHECK(why.find("injected fault at " + std::string(fired)) != std::string::npos);
+              CHECK(why.find(flavour_name(f)) != std::string::npos);
+            } else {
+              CHECK(wrc == MPI_SUCCESS);
+            }
+          }
+          s.sync();
+          if (!fired && !sends(f)) CHECK(in == out);
+          // A failed blocking receive's status is not written after the call failed.
+          if (f == Flavour::recv && rc != MPI_SUCCESS) CHECK(st.MPI_TAG == kNoTag);
+          if (f == Flavour::recv && rc == MPI_SUCCESS) CHECK(st.MPI_TAG == tag);
+        } else {
+          MPI_Recv(msg, 2, MPI_INT, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (msg[1]) {
+            if (sends(f)) {
+              REQUIRE(MPIX_Recv_enqueue(in.data(), kCount, MPI_INT, peer, tag, s.comm,
+                                        MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            } else {
+              REQUIRE(MPIX_Send_enqueue(out.data(), kCount, MPI_INT, peer, tag, s.comm) ==
+                      MPI_SUCCESS);
+            }
+            s.sync();
+            if (sends(f) && !msg[0]) CHECK(in == out);
+          }
+        }
+        if (!msg[0]) break;  // past the last fault point of this kind of enqueue
+        ++steps;
+      }
+      if (faulter) CHECK(steps >= 6);  // op_create's five points and at least one after
+      wait_until_idle();
+      CHECK(mpix::op_registry_size() == 0);
+      CHECK(mpix::request_count() == 0);
+      CHECK(mpix::staging_pool_stats().in_use == 0);
+    }
+    // ~HostStreamComm: MPI_Comm_free and MPIX_Stream_free must succeed (no pending op).
+  }
+  wait_until_idle();
+  CHECK(mpix::op_registry_size() == 0);
+}
+
+TEST_CASE("a receive that fails on the agent thread keeps its message", "[fault][errors]") {
+  const int rank = world_rank(), size = world_size();
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  HostStreamComm s;
+  std::vector<int> out(64, 5), in(16, -1);
+  for (bool host_wait : {true, false}) {
+    INFO((host_wait ? "MPI_Wait" : "MPIX_Wait_enqueue"));
+    if (rank % 2 == 0) {
+      REQUIRE(MPIX_Send_enqueue(out.data(), 64, MPI_INT, peer, 4, s.comm) == MPI_SUCCESS);
+      s.sync();
+      continue;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Status st;
+    REQUIRE(MPIX_Irecv_enqueue(in.data(), 16, MPI_INT, peer, 4, s.comm, &r) == MPI_SUCCESS);
+    int code = MPI_SUCCESS;
+    if (host_wait) {
+      code = MPI_Wait(&r, &st);  // returns the code (status.MPI_ERROR is left alone)
+    } else {
+      REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+      s.sync();
+      code = st.MPI_ERROR;
+    }
+    CHECK(error_class(code) == MPI_ERR_TRUNCATE);
+    const std::string why = error_string(code);
+    INFO(why);
+    CHECK(why.find("MPIX_Irecv_enqueue") != std::string::npos);
+    CHECK(why.find("truncat") != std::string::npos);
+  }
+}
+
+TEST_CASE("a blocking send that fails on the agent thread surfaces at synchronize, at the next "
+          "host wait and as the stream's sticky error", "[fault][errors]") {
+  const int rank = world_rank(), size = world_size();
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  HostStreamComm s;
+  std::vector<int> out(32, 3), in(32, -1);
+  if (rank % 2 == 0) {
+    mpix::fault_arm_fire(1);  // the agent fails the next op it fires, as a refused post
+    REQUIRE(MPIX_Send_enqueue(out.data(), 32, MPI_INT, peer, 1, s.comm) == MPI_SUCCESS);
+    const int code = MPIX_Stream_synchronize(s.stream);
+    mpix::fault_arm_fire(0);
+    CHECK(error_class(code) == MPI_ERR_OTHER);
+    const std::string why = error_string(code);
+    INFO(why);
+    CHECK(why.find("MPIX_Send_enqueue") != std::string::npos);
+    CHECK(why.find("injected fault at fire") != std::string::npos);
+    CHECK(MPIX_Stream_synchronize(s.stream) == MPI_SUCCESS);  // reported once
+    // The next host wait on a request of the stream reports it too (its own op succeeded).
+    MPI_Request r = MPI_REQUEST_NULL;
+    REQUIRE(MPIX_Isend_enqueue(out.data(), 32, MPI_INT, peer, 2, s.comm, &r) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == code);
+    REQUIRE(MPIX_Isend_enqueue(out.data(), 32, MPI_INT, peer, 3, s.comm, &r) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    // Sticky until read.
+    int sticky = MPI_SUCCESS;
+    REQUIRE(MPIX_Stream_get_error(s.stream, &sticky) == MPI_SUCCESS);
+    CHECK(sticky == code);
+    REQUIRE(MPIX_Stream_get_error(s.stream, &sticky) == MPI_SUCCESS);
+    CHECK(sticky == MPI_SUCCESS);
+    CHECK(error_class(MPIX_Stream_get_error(s.stream, nullptr)) == MPI_ERR_ARG);
+  } else {
+    for (int tag : {2, 3}) {
+      REQUIRE(MPIX_Recv_enqueue(in.data(), 32, MPI_INT, peer, tag, s.comm, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS);
+      s.sync();
+      CHECK(in == out);
+    }
+  }
+}
