@@ -162,7 +162,7 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
   MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)", op.peer,
            op.tag, static_cast<unsigned long long>(h.bytes),
            static_cast<unsigned long long>(h.token));
-  op.state.store(OpState::posted);
+  op_posted(op);
   sends_.push_back(std::move(s));
   return {};
 }
@@ -178,16 +178,20 @@ bool IpcPath::progress(std::vector<Op *> &done) {
       continue;
     }
     Op *op = s.op;
-    op->status = MPI_Status{};
-    op->status.MPI_SOURCE = op->peer;
-    op->status.MPI_TAG = op->tag;
-    // A truncated receive is the receiver's error; the send itself succeeded.
-    op->status.MPI_ERROR = rc;
-    if (rc == MPI_SUCCESS && s.fin.magic != kIpcFinMagic) {
-      MPIX_LOG(error, "mpi", "GPU-direct send to %d: malformed answer", op->peer);
-      op->status.MPI_ERROR = MPI_ERR_INTERN;
+    if (rc != MPI_SUCCESS) {
+      op_failed(*op, mpi_status(rc, "MPI_Testall", __FILE__, __LINE__));
+    } else if (s.fin.magic != kIpcFinMagic) {
+      op_failed(*op, make_status(MPI_ERR_INTERN, "GPU-direct send to %d: malformed answer",
+                                 op->peer));
+    } else {
+      // A truncated receive is the receiver's error; the send itself succeeded.
+      MPI_Status st{};
+      st.MPI_SOURCE = op->peer;
+      st.MPI_TAG = op->tag;
+      st.MPI_ERROR = MPI_SUCCESS;
+      MPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(s.rts.bytes));
+      op_completed(*op, st);
     }
-    MPI_Status_set_elements_x(&op->status, MPI_BYTE, static_cast<MPI_Count>(s.rts.bytes));
     done.push_back(op);
     sends_[i] = std::move(sends_.back());
     sends_.pop_back();

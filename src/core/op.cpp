@@ -8,6 +8,7 @@
 #include "core/request.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
+#include "core/type_release.hpp"
 #include "core/waiter.hpp"
 
 namespace mpix {
