@@ -1,11 +1,11 @@
 #include "bench_common.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <unistd.h>
-
 
 namespace bench {
 
@@ -94,7 +94,8 @@ void print_header(const char *title, const Options &o, const char *column) {
   if (world_rank() != 0) return;
   std::printf("# %s v0.1 (mpix)\n", title);
   std::printf("# mode: %s  device: %s  buffers: %s  provider: %s\n", o.mode.c_str(),
-              o.device.c_str(), o.buffers.c_str(), o.provider.empty() ? "default" : o.provider.c_str());
+              o.device.c_str(), o.buffers.c_str(),
+              o.provider.empty() ? "default" : o.provider.c_str());
   std::printf("# Size %*s\n", 20, column);
   std::fflush(stdout);
 }
@@ -105,7 +106,8 @@ void print_row(const Row &r) {
   std::fflush(stdout);
 }
 
-void write_json(const Options &o, const char *bench, const char *key, const std::vector<Row> &rows) {
+void write_json(const Options &o, const char *bench, const char *key,
+                const std::vector<Row> &rows) {
   if (o.json.empty() || world_rank() != 0) return;
   FILE *f = std::fopen(o.json.c_str(), "w");
   if (!f) {
@@ -139,8 +141,7 @@ HostStreamComm::HostStreamComm() {
   check(MPIX_Info_set_hex(info, "value", &host_stream, sizeof host_stream), "MPIX_Info_set_hex");
   check(MPIX_Stream_create(info, &stream), "MPIX_Stream_create");
   MPI_Info_free(&info);
-  check(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm),
-        "MPIX_Stream_comm_create");
+  check(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm), "MPIX_Stream_comm_create");
 }
 
 HostStreamComm::~HostStreamComm() {

@@ -17,17 +17,17 @@ namespace bench {
 struct Options {
   std::size_t min_size = 1;
   std::size_t max_size = 1 << 22;
-  int iters = 10000;        // -i: iterations for small messages
-  int iters_large = 1000;   // iterations above large_size
-  int warmup = 100;         // -x
+  int iters = 10000;       // -i: iterations for small messages
+  int iters_large = 1000;  // iterations above large_size
+  int warmup = 100;        // -x
   int warmup_large = 10;
   std::size_t large_size = 8192;
-  int window = 64;          // bandwidth window
-  std::string mode;         // --mode
-  std::string device = "host";  // -d host|cuda
-  std::string buffers = "H H";  // OSU placement of the two ranks' buffers (GPU modes)
-  std::string provider;     // --provider mpi|ofi:<prov>
-  std::string json;         // --json FILE
+  int window = 64;                           // bandwidth window
+  std::string mode;                          // --mode
+  std::string device = "host";               // -d host|cuda
+  std::string buffers = "H H";               // OSU placement of the two ranks' buffers (GPU modes)
+  std::string provider;                      // --provider mpi|ofi:<prov>
+  std::string json;                          // --json FILE
   std::map<std::string, std::string> extra;  // --set key=value, for mode-specific knobs
 };
 

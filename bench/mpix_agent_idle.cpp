@@ -21,7 +21,8 @@ namespace {
 double cpu_seconds() {
   rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 double percent_of_core(double seconds) {
@@ -65,11 +66,15 @@ int main(int argc, char **argv) {
 
     // Block the stream with a host function, then enqueue behind it: the agent holds an
     // armed op whose trigger word does not move.
-    bench::check(mpix_host_stream_launch(hc.host_stream,
-                                         [](void *) {
-                                           while (!g_gate.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                                         },
-                                         nullptr) == 0 ? MPI_SUCCESS : MPI_ERR_OTHER,
+    bench::check(mpix_host_stream_launch(
+                     hc.host_stream,
+                     [](void *) {
+                       while (!g_gate.load())
+                         std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                     },
+                     nullptr) == 0
+                     ? MPI_SUCCESS
+                     : MPI_ERR_OTHER,
                  "launch");
     bench::check(MPIX_Irecv_enqueue(&y, 1, MPI_INT, 0, 3, hc.comm, &r), "Irecv_enqueue");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -79,14 +84,18 @@ int main(int argc, char **argv) {
     bench::check(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE), "Wait_enqueue");
     hc.synchronize();
 
-    std::printf("# mpix agent CPU cost (%% of one core, %.1f s windows; the armed window "
-                "includes a host fn polling every 1 ms)\n", window);
+    std::printf(
+        "# mpix agent CPU cost (%% of one core, %.1f s windows; the armed window "
+        "includes a host fn polling every 1 ms)\n",
+        window);
     std::printf("idle     %8.3f\npending  %8.3f\narmed    %8.3f\n", idle, pending, armed);
     if (json) {
       FILE *f = std::fopen(json, "w");
       if (f) {
-        std::fprintf(f, "{\"benchmark\":\"mpix_agent_idle\",\"window_s\":%.1f,\"idle_pct\":%.3f,"
-                     "\"pending_pct\":%.3f,\"armed_pct\":%.3f}\n", window, idle, pending, armed);
+        std::fprintf(f,
+                     "{\"benchmark\":\"mpix_agent_idle\",\"window_s\":%.1f,\"idle_pct\":%.3f,"
+                     "\"pending_pct\":%.3f,\"armed_pct\":%.3f}\n",
+                     window, idle, pending, armed);
         std::fclose(f);
       }
     }

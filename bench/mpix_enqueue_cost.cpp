@@ -63,9 +63,9 @@ int main(int argc, char **argv) {
                      "MPIX_Irecv_enqueue");
       auto b = Clock::now();
       for (int k = 0; k < window; ++k)
-        bench::check(MPIX_Isend_enqueue(sbuf.data(), 8, MPI_BYTE, to, 3, hc.comm,
-                                        &reqs[window + k]),
-                     "MPIX_Isend_enqueue");
+        bench::check(
+            MPIX_Isend_enqueue(sbuf.data(), 8, MPI_BYTE, to, 3, hc.comm, &reqs[window + k]),
+            "MPIX_Isend_enqueue");
       auto c = Clock::now();
       bench::check(MPIX_Waitall_enqueue(2 * window, reqs.data(), MPI_STATUSES_IGNORE),
                    "MPIX_Waitall_enqueue");
@@ -79,10 +79,11 @@ int main(int argc, char **argv) {
     }
     const double n = static_cast<double>(windows) * window;
     if (rank == 0)
-      std::printf("mpix_enqueue_cost: %d rank(s), %ld calls of each, window %d: "
-                  "MPIX_Isend_enqueue %.0f ns, MPIX_Irecv_enqueue %.0f ns, "
-                  "MPIX_Waitall_enqueue %.0f ns per request\n",
-                  size, static_cast<long>(n), window, t_send / n, t_recv / n, t_wait / (2 * n));
+      std::printf(
+          "mpix_enqueue_cost: %d rank(s), %ld calls of each, window %d: "
+          "MPIX_Isend_enqueue %.0f ns, MPIX_Irecv_enqueue %.0f ns, "
+          "MPIX_Waitall_enqueue %.0f ns per request\n",
+          size, static_cast<long>(n), window, t_send / n, t_recv / n, t_wait / (2 * n));
   }
   MPI_Finalize();
   return 0;

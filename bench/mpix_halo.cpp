@@ -85,12 +85,10 @@ bool parse(int argc, char **argv, Options *o) {
         if (!jacobi::parse_variant(t, &var)) return false;
         o->variants.push_back(var);
       }
-    }
-    else if (a == "--halo-buffers") {
+    } else if (a == "--halo-buffers") {
       if (std::strcmp(v, "host") && std::strcmp(v, "device")) return false;
       o->host_halos = !std::strcmp(v, "host");
-    }
-    else return false;
+    } else return false;
   }
   for (int n : o->sizes)
     if (n < 1) return false;
@@ -146,8 +144,7 @@ void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
                  "\"min_us\": %.3f, \"host_busy_us\": %.3f, \"reps_us\": [",
                  r.n, jacobi::variant_name(r.variant), r.iters, r.median(), r.min(),
                  Row::median(r.host_us));
-    for (std::size_t k = 0; k < r.us.size(); ++k)
-      std::fprintf(f, "%s%.3f", k ? ", " : "", r.us[k]);
+    for (std::size_t k = 0; k < r.us.size(); ++k) std::fprintf(f, "%s%.3f", k ? ", " : "", r.us[k]);
     std::fprintf(f, "]}%s\n", i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
@@ -163,8 +160,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   Options o;
-  if (!parse(argc, argv, &o) || o.dims[0] * o.dims[1] != size ||
-      provided != MPI_THREAD_MULTIPLE) {
+  if (!parse(argc, argv, &o) || o.dims[0] * o.dims[1] != size || provided != MPI_THREAD_MULTIPLE) {
     if (rank == 0)
       std::fprintf(stderr,
                    "usage: mpirun -np R*C mpix_halo [--device host|cuda] [--sizes 64,128,...] "
@@ -189,13 +185,15 @@ int main(int argc, char **argv) {
     const std::vector<jacobi::Variant> &vs = o.variants;
     const std::size_t nv = vs.size();
     if (rank == 0) {
-      std::printf("# mpix_halo: Jacobi iteration time, %d ranks (%dx%d), device %s, residual "
-                  "every %d iterations, median of %d\n",
-                  size, o.dims[0], o.dims[1], o.device.c_str(), o.check_every, o.reps);
-      std::printf("# halo buffers in %s memory (partitioned: always page-locked host memory, "
-                  "at most %d send partitions per halo); speedup: first variant's time / "
-                  "this one's; host: the host thread's busy time per iteration (enqueueing)\n",
-                  o.host_halos ? "page-locked host" : "compute", o.partitions);
+      std::printf(
+          "# mpix_halo: Jacobi iteration time, %d ranks (%dx%d), device %s, residual "
+          "every %d iterations, median of %d\n",
+          size, o.dims[0], o.dims[1], o.device.c_str(), o.check_every, o.reps);
+      std::printf(
+          "# halo buffers in %s memory (partitioned: always page-locked host memory, "
+          "at most %d send partitions per halo); speedup: first variant's time / "
+          "this one's; host: the host thread's busy time per iteration (enqueueing)\n",
+          o.host_halos ? "page-locked host" : "compute", o.partitions);
       std::printf("# %-6s %7s", "n/rank", "iters");
       for (jacobi::Variant v : vs) std::printf(" %12s(us/it)", jacobi::variant_name(v));
       for (std::size_t k = 1; k < nv; ++k)

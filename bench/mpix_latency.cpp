@@ -81,7 +81,8 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   auto it = modes.find(o.mode);
   if (size != 2 || it == modes.end()) {
-    std::fprintf(stderr, "mpix_latency: needs exactly 2 ranks and a mode among: %s\n", help.c_str());
+    std::fprintf(stderr, "mpix_latency: needs exactly 2 ranks and a mode among: %s\n",
+                 help.c_str());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   bench::print_header("OSU-style MPI Latency Test", o, "Avg Latency(us)");

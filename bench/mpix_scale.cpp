@@ -17,6 +17,7 @@
 //                      bottleneck, which it is on host streams)
 // Usage: mpix_scale [--sweep inflight|streams] [-r ROUNDS] [-W PER_STREAM] [--json FILE]
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,7 +27,6 @@
 #include <ctime>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -61,20 +61,21 @@ void round(std::vector<std::unique_ptr<bench::HostStreamComm>> &comms, int per, 
   const int to = (rank + 1) % size, from = (rank + size - 1) % size;
   const std::size_t ns_ = comms.size(), n = static_cast<std::size_t>(per);
   for (std::size_t s = 0; s < ns_; ++s)
-    for (std::size_t k = 0; k < n; ++k) sbuf[s * n + k] = (r * 131 + static_cast<long>(s)) * 100003 + static_cast<long>(k);
+    for (std::size_t k = 0; k < n; ++k)
+      sbuf[s * n + k] = (r * 131 + static_cast<long>(s)) * 100003 + static_cast<long>(k);
   double t_recv = 0, t_send = 0, t_wait = 0;
   Clock::time_point last{};
   for (std::size_t s = 0; s < ns_; ++s) {
     MPI_Request *q = &reqs[s * 2 * n];
     auto a = Clock::now();
     for (std::size_t k = 0; k < n; ++k)
-      bench::check(MPIX_Irecv_enqueue(&rbuf[s * n + k], 1, MPI_LONG, from, static_cast<int>(k % 32000),
-                                      comms[s]->comm, &q[k]),
+      bench::check(MPIX_Irecv_enqueue(&rbuf[s * n + k], 1, MPI_LONG, from,
+                                      static_cast<int>(k % 32000), comms[s]->comm, &q[k]),
                    "MPIX_Irecv_enqueue");
     auto b = Clock::now();
     for (std::size_t k = 0; k < n; ++k)
-      bench::check(MPIX_Isend_enqueue(&sbuf[s * n + k], 1, MPI_LONG, to, static_cast<int>(k % 32000),
-                                      comms[s]->comm, &q[n + k]),
+      bench::check(MPIX_Isend_enqueue(&sbuf[s * n + k], 1, MPI_LONG, to,
+                                      static_cast<int>(k % 32000), comms[s]->comm, &q[n + k]),
                    "MPIX_Isend_enqueue");
     auto c = Clock::now();
     bench::check(MPIX_Waitall_enqueue(static_cast<int>(2 * n), q, MPI_STATUSES_IGNORE),
@@ -90,8 +91,10 @@ void round(std::vector<std::unique_ptr<bench::HostStreamComm>> &comms, int per, 
     for (std::size_t k = 0; k < n; ++k) {
       const long want = (r * 131 + static_cast<long>(s)) * 100003 + static_cast<long>(k);
       if (rbuf[s * n + k] != want) {
-        std::fprintf(stderr, "mpix_scale: rank %d round %ld stream %zu message %zu: got %ld, "
-                     "want %ld\n", rank, r, s, k, rbuf[s * n + k], want);
+        std::fprintf(stderr,
+                     "mpix_scale: rank %d round %ld stream %zu message %zu: got %ld, "
+                     "want %ld\n",
+                     rank, r, s, k, rbuf[s * n + k], want);
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
     }
@@ -138,19 +141,23 @@ void write_json(const std::string &file, const std::string &sweep, const char *x
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   int nranks = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  std::fprintf(f, "{\"benchmark\":\"mpix_scale\",\"sweep\":\"%s\",\"per_stream\":%d,"
+  std::fprintf(f,
+               "{\"benchmark\":\"mpix_scale\",\"sweep\":\"%s\",\"per_stream\":%d,"
                "\"ranks\":%d,\"host\":\"%s\",\"date\":\"%s\",\"results\":[",
                sweep.c_str(), per, nranks, host, date);
   for (std::size_t i = 0; i < pts.size(); ++i)
-    std::fprintf(f, "%s{\"%s\":%ld,\"send_ns\":%.1f,\"recv_ns\":%.1f,\"wait_ns\":%.1f,"
-                 "\"drain_ns\":%.1f}", i ? "," : "", xname, pts[i].x, pts[i].send_ns,
-                 pts[i].recv_ns, pts[i].wait_ns, pts[i].drain_ns);
+    std::fprintf(f,
+                 "%s{\"%s\":%ld,\"send_ns\":%.1f,\"recv_ns\":%.1f,\"wait_ns\":%.1f,"
+                 "\"drain_ns\":%.1f}",
+                 i ? "," : "", xname, pts[i].x, pts[i].send_ns, pts[i].recv_ns, pts[i].wait_ns,
+                 pts[i].drain_ns);
   std::fprintf(f, "]}\n");
   std::fclose(f);
 }
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: mpix_scale [--sweep inflight|streams] [-r ROUNDS] [-W PER_STREAM] "
+  std::fprintf(stderr,
+               "usage: mpix_scale [--sweep inflight|streams] [-r ROUNDS] [-W PER_STREAM] "
                "[--max N] [--json FILE]\n");
   std::exit(2);
 }
@@ -183,9 +190,11 @@ int main(int argc, char **argv) {
   const bool inflight = sweep == "inflight";
   const char *xname = inflight ? "in_flight" : "streams";
   if (rank == 0) {
-    std::printf("# mpix_scale v0.1 (mpix): %s, %d rank(s), host streams%s\n",
-                inflight ? "ops in flight on one stream" : "stream communicators in one process",
-                nranks, inflight ? "" : (", " + std::to_string(per) + " sends + receives per stream per round").c_str());
+    std::printf(
+        "# mpix_scale v0.1 (mpix): %s, %d rank(s), host streams%s\n",
+        inflight ? "ops in flight on one stream" : "stream communicators in one process", nranks,
+        inflight ? ""
+                 : (", " + std::to_string(per) + " sends + receives per stream per round").c_str());
     std::printf("# %-10s %12s %12s %12s %12s\n", xname, "send(ns)", "recv(ns)", "wait/req(ns)",
                 "drain/op(ns)");
     std::fflush(stdout);
@@ -195,8 +204,8 @@ int main(int argc, char **argv) {
   for (long x : xs) {
     if (max > 0 && x > max) break;
     // Fewer rounds for large points: each round already holds many ops.
-    const int r = inflight ? std::max(2, static_cast<int>(rounds * 100 / std::max(100L, x)))
-                           : rounds;
+    const int r =
+        inflight ? std::max(2, static_cast<int>(rounds * 100 / std::max(100L, x))) : rounds;
     Point p = inflight ? measure(1, static_cast<int>(x), r) : measure(static_cast<int>(x), per, r);
     p.x = x;
     pts.push_back(p);

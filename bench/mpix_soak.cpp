@@ -82,8 +82,10 @@ int main(int argc, char **argv) {
     auto c = Clock::now();
     check_all(rbuf, from, "in flight");
     if (rank == 0)
-      std::printf("mpix_soak: %d ranks, %ld receives + %ld sends in flight: enqueue %.3f s, "
-                  "drain %.3f s, data checked\n", size, n, n, secs(a, b), secs(b, c));
+      std::printf(
+          "mpix_soak: %d ranks, %ld receives + %ld sends in flight: enqueue %.3f s, "
+          "drain %.3f s, data checked\n",
+          size, n, n, secs(a, b), secs(b, c));
     std::fflush(stdout);
 
     std::fill(rbuf.begin(), rbuf.end(), -1);
@@ -102,8 +104,10 @@ int main(int argc, char **argv) {
     c = Clock::now();
     check_all(rbuf, from, "back to back");
     if (rank == 0)
-      std::printf("mpix_soak: %d ranks, %ld rounds back to back: enqueue %.3f s, drain %.3f s, "
-                  "data checked\n", size, n, secs(a, b), secs(b, c));
+      std::printf(
+          "mpix_soak: %d ranks, %ld rounds back to back: enqueue %.3f s, drain %.3f s, "
+          "data checked\n",
+          size, n, secs(a, b), secs(b, c));
   }
   MPI_Finalize();
   return 0;

@@ -184,8 +184,7 @@ int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
  * MPI_STATUSES_IGNORE is (MPI_Status *)1, GCC 12 warns (-Wstringop-overflow) at every call that
  * passes MPI_STATUSES_IGNORE to an array parameter. The type is the same.
  */
-int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
-                         MPI_Status *array_of_statuses);
+int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
 
 /**
  * Enqueues an allreduce on the stream of @p comm (MPI_IN_PLACE allowed as @p sendbuf): it
@@ -324,8 +323,8 @@ int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
                     int dest, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request);
 
 /** Initialises a persistent partitioned receive (MPI-4 MPI_Precv_init); see MPIX_Psend_init. */
-int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    int source, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                    int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request);
 
 /**
  * Starts a round of @p *request (it becomes active). A receive may be written from now on.

@@ -63,10 +63,10 @@
 
 /** Kinds of device-side misuse recorded in mpix_prequest_s::error. */
 enum mpix_prequest_error {
-  MPIX_PREQ_ERR_RANGE = 1,     /**< partition out of range (MPI_ERR_ARG) */
-  MPIX_PREQ_ERR_INACTIVE = 2,  /**< request not active (MPI_ERR_REQUEST) */
-  MPIX_PREQ_ERR_DOUBLE = 3,    /**< partition marked ready twice in one round (MPI_ERR_ARG) */
-  MPIX_PREQ_ERR_SIDE = 4       /**< Pready on a receive / Parrived on a send (MPI_ERR_REQUEST) */
+  MPIX_PREQ_ERR_RANGE = 1,    /**< partition out of range (MPI_ERR_ARG) */
+  MPIX_PREQ_ERR_INACTIVE = 2, /**< request not active (MPI_ERR_REQUEST) */
+  MPIX_PREQ_ERR_DOUBLE = 3,   /**< partition marked ready twice in one round (MPI_ERR_ARG) */
+  MPIX_PREQ_ERR_SIDE = 4      /**< Pready on a receive / Parrived on a send (MPI_ERR_REQUEST) */
 };
 
 /**
@@ -77,12 +77,12 @@ enum mpix_prequest_error {
  * base, so no word ever has to go down (stream waits compare cyclically, DESIGN.md §7).
  */
 struct mpix_prequest_s {
-  uint64_t magic;          /**< MPIX_PREQUEST_MAGIC while valid */
-  uint64_t base;           /**< round numbering base (even) */
-  uint64_t *round;         /**< R - 1 while round r is active, R once it completed */
-  uint64_t *error;         /**< > base once misuse is recorded: base + 1 + (kind << 32 |
-                                partition) of the first one */
-  uint64_t *const *words;  /**< per partition: ready (send) or arrived (receive) word */
+  uint64_t magic;         /**< MPIX_PREQUEST_MAGIC while valid */
+  uint64_t base;          /**< round numbering base (even) */
+  uint64_t *round;        /**< R - 1 while round r is active, R once it completed */
+  uint64_t *error;        /**< > base once misuse is recorded: base + 1 + (kind << 32 |
+                               partition) of the first one */
+  uint64_t *const *words; /**< per partition: ready (send) or arrived (receive) word */
   int32_t partitions;
   int32_t is_send;
 };
@@ -109,7 +109,9 @@ MPIX_DEVICE_FN void mpix_dev_store(uint64_t *p, uint64_t v) {
 MPIX_DEVICE_FN void mpix_dev_store_release(uint64_t *p, uint64_t v) {
   asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-MPIX_DEVICE_FN void mpix_dev_fence_release(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+MPIX_DEVICE_FN void mpix_dev_fence_release(void) {
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
 #elif defined(__HIPCC__) || defined(__HIP__)
 #define MPIX_DEVICE_FN static __device__ __forceinline__
 MPIX_DEVICE_FN uint64_t mpix_dev_load(const uint64_t *p) {
@@ -142,11 +144,11 @@ MPIX_DEVICE_FN void mpix_dev_store_release(uint64_t *p, uint64_t v) {
 MPIX_DEVICE_FN void mpix_dev_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 /* Host threads read the host copy of a descriptor that may live in device memory; a handle
    that is no live device request runs on_bad. */
-#define MPIX_PREQ_HOST_VIEW(preq, on_bad)                  \
-  do {                                                      \
-    if (!((preq) = MPIX_Prequest_host_view(preq))) {        \
-      on_bad;                                               \
-    }                                                       \
+#define MPIX_PREQ_HOST_VIEW(preq, on_bad)            \
+  do {                                               \
+    if (!((preq) = MPIX_Prequest_host_view(preq))) { \
+      on_bad;                                        \
+    }                                                \
   } while (0)
 #endif
 #ifndef MPIX_PREQ_HOST_VIEW
@@ -156,10 +158,9 @@ MPIX_DEVICE_FN void mpix_dev_fence_release(void) { __atomic_thread_fence(__ATOMI
 /** Records the first misuse of @p preq; returns its MPI error class. */
 MPIX_DEVICE_FN int mpix_prequest_fail(MPIX_Prequest preq, int kind, int partition) {
   if ((int64_t)(mpix_dev_load(preq->error) - preq->base) <= 0)
-    mpix_dev_store(preq->error,
-                   preq->base + 1 + (((uint64_t)kind << 32) | (uint32_t)partition));
+    mpix_dev_store(preq->error, preq->base + 1 + (((uint64_t)kind << 32) | (uint32_t)partition));
   return (kind == MPIX_PREQ_ERR_RANGE || kind == MPIX_PREQ_ERR_DOUBLE) ? MPI_ERR_ARG
-                                                                        : MPI_ERR_REQUEST;
+                                                                       : MPI_ERR_REQUEST;
 }
 
 /**
@@ -175,7 +176,8 @@ MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
   uint64_t *w = preq->words[partition];
   // Both loads cross to host memory: issue them together, then look at them.
   const uint64_t g = mpix_dev_load(preq->round), old = mpix_dev_load(w);
-  if (((g - preq->base) & 1u) == 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
+  if (((g - preq->base) & 1u) == 0)
+    return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
   const uint64_t r = g + 1;
   if ((int64_t)(old - r) >= 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, partition);
   mpix_dev_store_release(w, r);  // the partition's data is visible before its ready mark
@@ -226,8 +228,7 @@ MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
                  a = *(volatile const uint64_t *)preq->words[partition];
 #else
   // The acquire on the partition's word orders the data reads that follow the call.
-  const uint64_t g = mpix_dev_load(preq->round),
-                 a = mpix_dev_load_acquire(preq->words[partition]);
+  const uint64_t g = mpix_dev_load(preq->round), a = mpix_dev_load_acquire(preq->words[partition]);
 #endif
   const bool active = ((g - preq->base) & 1u) != 0;
   const uint64_t r = active ? g + 1 : g;

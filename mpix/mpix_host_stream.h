@@ -54,8 +54,7 @@ int mpix_host_stream_write_value64(mpix_host_stream_t stream, uint64_t *addr, ui
  * Enqueues a wait: later work runs once (int64_t)(*addr - value) >= 0 (the cyclic
  * "greater or equal" comparison of CU_STREAM_WAIT_VALUE_GEQ).
  */
-int mpix_host_stream_wait_value64(mpix_host_stream_t stream, const uint64_t *addr,
-                                  uint64_t value);
+int mpix_host_stream_wait_value64(mpix_host_stream_t stream, const uint64_t *addr, uint64_t value);
 
 #ifdef __cplusplus
 }

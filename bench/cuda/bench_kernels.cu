@@ -22,7 +22,7 @@ cudaError_t launch_compute(bool write, void *buf, std::size_t n, int iter, cudaS
     std::size_t blocks = (n + 255) / 256;
     if (blocks > 1024) blocks = 1024;
     write_k<<<static_cast<unsigned>(blocks), 256, 0, s>>>(static_cast<unsigned char *>(buf), n,
-                                                         static_cast<unsigned char>(iter));
+                                                          static_cast<unsigned char>(iter));
   }
   return cudaGetLastError();
 }

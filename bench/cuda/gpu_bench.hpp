@@ -26,9 +26,9 @@ struct GpuCtx {
   bool device_buffers = false;  // this rank's placement is D
   bool write_kernel = false;    // --set kernel=write
   std::size_t cap = 0;
-  void *sbuf = nullptr, *rbuf = nullptr;        // in the rank's placement
-  void *hsbuf = nullptr, *hrbuf = nullptr;      // pinned host staging (mpi-sync with D)
-  std::map<std::string, MPI_Comm> comms;        // per trigger mode
+  void *sbuf = nullptr, *rbuf = nullptr;    // in the rank's placement
+  void *hsbuf = nullptr, *hrbuf = nullptr;  // pinned host staging (mpi-sync with D)
+  std::map<std::string, MPI_Comm> comms;    // per trigger mode
   std::map<std::string, MPIX_Stream> streams;
 
   // Grows the buffers to @p bytes (x @p slots for the host staging of windows).

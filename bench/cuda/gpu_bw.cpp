@@ -27,14 +27,18 @@ double enqueue_bw(const Options &o, const char *trigger, std::size_t size, int i
       if (g.rank == 0) {
         cuda_check(launch_compute(g.write_kernel, g.sbuf, size, base + i, g.s), "kernel");
         for (int w = 0; w < o.window; ++w)
-          check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, 1, 100, comm, &reqs[w]), "MPIX_Isend_enqueue");
-        check(MPIX_Waitall_enqueue(o.window, reqs.data(), MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+          check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, 1, 100, comm, &reqs[w]),
+                "MPIX_Isend_enqueue");
+        check(MPIX_Waitall_enqueue(o.window, reqs.data(), MPI_STATUSES_IGNORE),
+              "MPIX_Waitall_enqueue");
         check(MPIX_Recv_enqueue(g.hrbuf, 1, MPI_BYTE, 1, 101, comm, MPI_STATUS_IGNORE),
               "MPIX_Recv_enqueue");
       } else {
         for (int w = 0; w < o.window; ++w)
-          check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, 0, 100, comm, &reqs[w]), "MPIX_Irecv_enqueue");
-        check(MPIX_Waitall_enqueue(o.window, reqs.data(), MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+          check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, 0, 100, comm, &reqs[w]),
+                "MPIX_Irecv_enqueue");
+        check(MPIX_Waitall_enqueue(o.window, reqs.data(), MPI_STATUSES_IGNORE),
+              "MPIX_Waitall_enqueue");
         check(MPIX_Send_enqueue(g.hsbuf, 1, MPI_BYTE, 0, 101, comm), "MPIX_Send_enqueue");
       }
       if (sync_each) cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
@@ -67,7 +71,8 @@ double mpi_sync_bw(const Options &o, std::size_t size, int iters, int warmup) {
       cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
       if (d)
         for (int w = 0; w < o.window; ++w)
-          cuda_check(cudaMemcpyAsync(hs + w * size, g.sbuf, size, cudaMemcpyDeviceToHost, g.s), "D2H");
+          cuda_check(cudaMemcpyAsync(hs + w * size, g.sbuf, size, cudaMemcpyDeviceToHost, g.s),
+                     "D2H");
       cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
       for (int w = 0; w < o.window; ++w)
         MPI_Isend(d ? hs + w * size : g.sbuf, n, MPI_BYTE, 1, 100, MPI_COMM_WORLD, &reqs[w]);
@@ -79,8 +84,9 @@ double mpi_sync_bw(const Options &o, std::size_t size, int iters, int warmup) {
       MPI_Waitall(o.window, reqs.data(), MPI_STATUSES_IGNORE);
       if (d)
         for (int w = 0; w < o.window; ++w)
-          cuda_check(cudaMemcpyAsync(rb + w * size, hr + w * size, size, cudaMemcpyHostToDevice, g.s),
-                     "H2D");
+          cuda_check(
+              cudaMemcpyAsync(rb + w * size, hr + w * size, size, cudaMemcpyHostToDevice, g.s),
+              "H2D");
       cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
       MPI_Send(hs, 1, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
     }
@@ -106,10 +112,14 @@ void register_gpu_bw_modes(std::map<std::string, BwFn> &modes) {
     return o.device == "cuda" ? enqueue_bw(o, "memop", s, i, w) : host_enqueue(o, s, i, w);
   };
   modes["mpi-sync"] = gpu_only("mpi-sync", mpi_sync_bw);
-  modes["enqueue-hostfn"] = gpu_only("enqueue-hostfn", [](const Options &o, std::size_t s, int i,
-                                                         int w) { return enqueue_bw(o, "hostfn", s, i, w); });
-  modes["enqueue-kernel"] = gpu_only("enqueue-kernel", [](const Options &o, std::size_t s, int i,
-                                                         int w) { return enqueue_bw(o, "kernel", s, i, w); });
+  modes["enqueue-hostfn"] =
+      gpu_only("enqueue-hostfn", [](const Options &o, std::size_t s, int i, int w) {
+        return enqueue_bw(o, "hostfn", s, i, w);
+      });
+  modes["enqueue-kernel"] =
+      gpu_only("enqueue-kernel", [](const Options &o, std::size_t s, int i, int w) {
+        return enqueue_bw(o, "kernel", s, i, w);
+      });
   register_nccl_bw(modes);
 }
 

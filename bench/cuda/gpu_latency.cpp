@@ -132,10 +132,12 @@ double isend_cpu(const Options &o, std::size_t size, int iters, int warmup) {
         auto a = std::chrono::steady_clock::now();
         check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, 1, 2, comm, &reqs[k]), "MPIX_Isend_enqueue");
         auto b = std::chrono::steady_clock::now();
-        if (done + k >= warmup) per_call.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+        if (done + k >= warmup)
+          per_call.push_back(std::chrono::duration<double, std::micro>(b - a).count());
       }
       clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-      if (done >= warmup) cpu_total += (c1.tv_sec - c0.tv_sec) * 1e6 + (c1.tv_nsec - c0.tv_nsec) / 1e3;
+      if (done >= warmup)
+        cpu_total += (c1.tv_sec - c0.tv_sec) * 1e6 + (c1.tv_nsec - c0.tv_nsec) / 1e3;
     } else {
       for (int k = 0; k < m; ++k)
         check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, 0, 2, comm, &reqs[k]), "MPIX_Irecv_enqueue");
@@ -147,10 +149,11 @@ double isend_cpu(const Options &o, std::size_t size, int iters, int warmup) {
   if (g.rank != 0) return 0;
   std::sort(per_call.begin(), per_call.end());
   double med = per_call[per_call.size() / 2];
-  std::printf("# isend-cpu %zu B: median %.3f us, p90 %.3f us, mean thread CPU %.3f us per call "
-              "(%zu calls)\n",
-              size, med, per_call[per_call.size() * 9 / 10],
-              cpu_total / static_cast<double>(per_call.size()), per_call.size());
+  std::printf(
+      "# isend-cpu %zu B: median %.3f us, p90 %.3f us, mean thread CPU %.3f us per call "
+      "(%zu calls)\n",
+      size, med, per_call[per_call.size() * 9 / 10],
+      cpu_total / static_cast<double>(per_call.size()), per_call.size());
   return med;
 }
 
@@ -172,14 +175,14 @@ void register_gpu_latency_modes(std::map<std::string, LatencyFn> &modes) {
     return o.device == "cuda" ? enqueue_latency(o, "memop", s, i, w) : host_enqueue(o, s, i, w);
   };
   modes["mpi-sync"] = gpu_only("mpi-sync", mpi_sync_latency);
-  modes["enqueue-hostfn"] = gpu_only("enqueue-hostfn", [](const Options &o, std::size_t s, int i,
-                                                         int w) {
-    return enqueue_latency(o, "hostfn", s, i, w);
-  });
-  modes["enqueue-kernel"] = gpu_only("enqueue-kernel", [](const Options &o, std::size_t s, int i,
-                                                         int w) {
-    return enqueue_latency(o, "kernel", s, i, w);
-  });
+  modes["enqueue-hostfn"] =
+      gpu_only("enqueue-hostfn", [](const Options &o, std::size_t s, int i, int w) {
+        return enqueue_latency(o, "hostfn", s, i, w);
+      });
+  modes["enqueue-kernel"] =
+      gpu_only("enqueue-kernel", [](const Options &o, std::size_t s, int i, int w) {
+        return enqueue_latency(o, "kernel", s, i, w);
+      });
   modes["isend-cpu"] = gpu_only("isend-cpu", isend_cpu);
   register_nccl_latency(modes);
 }

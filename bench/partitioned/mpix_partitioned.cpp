@@ -102,7 +102,7 @@ struct Ctx {
   int rank = 0, peer = 1;
   cudaStream_t cs = nullptr;
   MPIX_Stream stream = MPIX_STREAM_NULL;
-  MPI_Comm comm = MPI_COMM_NULL;  // stream communicator on cs
+  MPI_Comm comm = MPI_COMM_NULL;         // stream communicator on cs
   unsigned long long *pready = nullptr;  // device: [sum ns, count]
 };
 
@@ -127,9 +127,11 @@ double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, i
   const std::size_t per = bytes / parts;
   MPIX_Request s, r;
   mpi_ok(MPIX_Psend_init(sbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
-                         MPI_INFO_NULL, &s), "MPIX_Psend_init");
+                         MPI_INFO_NULL, &s),
+         "MPIX_Psend_init");
   mpi_ok(MPIX_Precv_init(rbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
-                         MPI_INFO_NULL, &r), "MPIX_Precv_init");
+                         MPI_INFO_NULL, &r),
+         "MPIX_Precv_init");
   MPIX_Prequest ps;
   mpi_ok(MPIX_Prequest_create(s, &ps), "MPIX_Prequest_create");
   cuda_ok(cudaMemset(c.pready, 0, 2 * sizeof(unsigned long long)), "cudaMemset");
@@ -166,8 +168,8 @@ double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, i
   return t / iters / 2 * 1e6;
 }
 
-double run_enqueue(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
-                   void *sbuf, void *rbuf) {
+double run_enqueue(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters, void *sbuf,
+                   void *rbuf) {
   const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
   const int n = static_cast<int>(bytes);
   double t0 = 0;
@@ -198,8 +200,8 @@ double run_enqueue(Ctx &c, const Options &o, std::size_t bytes, int parts, int i
   return (MPI_Wtime() - t0) / iters / 2 * 1e6;
 }
 
-double run_mpi_sync(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
-                    void *sbuf, void *rbuf) {
+double run_mpi_sync(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters, void *sbuf,
+                    void *rbuf) {
   const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
   const int n = static_cast<int>(bytes);
   double t0 = 0;
@@ -268,10 +270,11 @@ int main(int argc, char **argv) {
 
   std::vector<Result> results;
   if (c.rank == 0)
-    std::printf("# mpix_partitioned%s%s: compute %.0f us (staggered over the partitions)\n"
-                "# %-12s %6s %10s %12s %10s\n",
-                o.label.empty() ? "" : " ", o.label.c_str(), o.compute_us, "mode", "parts",
-                "bytes", "one-way(us)", "Pready(ns)");
+    std::printf(
+        "# mpix_partitioned%s%s: compute %.0f us (staggered over the partitions)\n"
+        "# %-12s %6s %10s %12s %10s\n",
+        o.label.empty() ? "" : " ", o.label.c_str(), o.compute_us, "mode", "parts", "bytes",
+        "one-way(us)", "Pready(ns)");
   for (std::size_t bytes : o.sizes) {
     const int iters = iters_for(o, bytes);
     for (const std::string &mode : o.modes) {
@@ -279,7 +282,8 @@ int main(int argc, char **argv) {
         if (bytes % (static_cast<std::size_t>(parts) * 16)) continue;
         double us = 0, pns = 0;
         std::memset(rbuf, 0xff, bytes);
-        if (mode == "partitioned") us = run_partitioned(c, o, bytes, parts, iters, &pns, sbuf, rbuf);
+        if (mode == "partitioned")
+          us = run_partitioned(c, o, bytes, parts, iters, &pns, sbuf, rbuf);
         else if (mode == "enqueue") us = run_enqueue(c, o, bytes, parts, iters, sbuf, rbuf);
         else if (mode == "mpi-sync") us = run_mpi_sync(c, o, bytes, parts, iters, sbuf, rbuf);
         else die(mode.c_str(), "unknown mode");
@@ -302,12 +306,14 @@ int main(int argc, char **argv) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
-    std::fprintf(f, "{\"benchmark\": \"mpix_partitioned\", \"label\": \"%s\", \"date\": \"%s\", "
+    std::fprintf(f,
+                 "{\"benchmark\": \"mpix_partitioned\", \"label\": \"%s\", \"date\": \"%s\", "
                  "\"device\": \"%s\", \"compute_us\": %.1f, \"results\": [\n",
                  o.label.c_str(), date, prop.name, o.compute_us);
     for (std::size_t i = 0; i < results.size(); ++i) {
       const Result &r = results[i];
-      std::fprintf(f, "  {\"mode\": \"%s\", \"partitions\": %d, \"bytes\": %zu, "
+      std::fprintf(f,
+                   "  {\"mode\": \"%s\", \"partitions\": %d, \"bytes\": %zu, "
                    "\"oneway_us\": %.3f, \"pready_ns\": %.1f, \"iters\": %d}%s\n",
                    r.mode.c_str(), r.parts, r.bytes, r.oneway_us, r.pready_ns, r.iters,
                    i + 1 < results.size() ? "," : "");

@@ -35,9 +35,8 @@ __global__ void compute_k(int4 *buf, std::size_t part_int4, int parts, uint64_t 
 
 }  // namespace
 
-cudaError_t compute(void *buf, std::size_t part_bytes, int parts, uint64_t compute_ns,
-                    int round, MPIX_Prequest preq, unsigned long long *pready_ns,
-                    cudaStream_t s) {
+cudaError_t compute(void *buf, std::size_t part_bytes, int parts, uint64_t compute_ns, int round,
+                    MPIX_Prequest preq, unsigned long long *pready_ns, cudaStream_t s) {
   compute_k<<<parts, 512, 0, s>>>(static_cast<int4 *>(buf), part_bytes / sizeof(int4), parts,
                                   compute_ns, round, preq, pready_ns);
   return cudaGetLastError();

@@ -26,9 +26,12 @@ void check_mpi(int rc, const char *what) {
 
 const char *variant_name(Variant v) {
   switch (v) {
-    case Variant::classic: return "classic";
-    case Variant::mpix: return "mpix";
-    default: return "partitioned";
+    case Variant::classic:
+      return "classic";
+    case Variant::mpix:
+      return "mpix";
+    default:
+      return "partitioned";
   }
 }
 
@@ -48,8 +51,8 @@ Decomp::Decomp(MPI_Comm comm, const Params &p) : NX(p.nx), NY(p.ny) {
   check_mpi(MPI_Dims_create(size, 2, dims), "MPI_Dims_create");
   if (dims[0] > NY || dims[1] > NX)
     throw std::runtime_error("grid " + std::to_string(NY) + "x" + std::to_string(NX) +
-                             " is smaller than the process grid " + std::to_string(dims[0]) +
-                             "x" + std::to_string(dims[1]));
+                             " is smaller than the process grid " + std::to_string(dims[0]) + "x" +
+                             std::to_string(dims[1]));
   const int periods[2] = {0, 0};
   // reorder = 0: ranks in the grid are the parent's, so results gather in parent rank order.
   check_mpi(MPI_Cart_create(comm, 2, dims, periods, 0, &cart), "MPI_Cart_create");
@@ -78,10 +81,14 @@ SideMask Decomp::have() const {
 
 int Decomp::halo_off(int side) const {
   switch (side) {
-    case kNorth: return 0;
-    case kSouth: return nx;
-    case kWest: return 2 * nx;
-    default: return 2 * nx + ny;
+    case kNorth:
+      return 0;
+    case kSouth:
+      return nx;
+    case kWest:
+      return 2 * nx;
+    default:
+      return 2 * nx + ny;
   }
 }
 

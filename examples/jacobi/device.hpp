@@ -63,8 +63,7 @@ class Device {
   // Copies @p recv (same layout) into u's halo rows and columns on the sides in @p have.
   virtual void unpack(const double *recv, int nx, int ny, SideMask have, double *u) = 0;
   // *host_out (host memory) = sum over the interior of (unew - u)^2.
-  virtual void residual(const double *u, const double *unew, int nx, int ny,
-                        double *host_out) = 0;
+  virtual void residual(const double *u, const double *unew, int nx, int ny, double *host_out) = 0;
   // Records that the stream got here; returns a ticket for wait_mark().
   virtual long mark() = 0;
   // ---- Host side. ----

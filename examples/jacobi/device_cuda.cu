@@ -26,8 +26,8 @@ __global__ void jacobi_kernel(const double *__restrict__ u, double *__restrict__
   const long y = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (x > nx || y > ny) return;
   const long w = nx + 2;
-  unew[y * w + x] = update(u[(y - 1) * w + x], u[(y + 1) * w + x], u[y * w + x - 1],
-                           u[y * w + x + 1]);
+  unew[y * w + x] =
+      update(u[(y - 1) * w + x], u[(y + 1) * w + x], u[y * w + x - 1], u[y * w + x + 1]);
 }
 
 // One thread per halo cell index i < max(nx, ny): [N nx | S nx | W ny | E ny].
@@ -169,8 +169,7 @@ class CudaDevice final : public Device {
     pack_kernel<<<(n + 255) / 256, 256, 0, stream_>>>(u, nx, ny, send);
     JACOBI_CUDA_CHECK(cudaGetLastError());
   }
-  void pack_pready(const double *u, int nx, int ny, double *send,
-                   const HaloReady &ready) override {
+  void pack_pready(const double *u, int nx, int ny, double *send, const HaloReady &ready) override {
     int most = 0;
     for (int p : ready.parts) most = p > most ? p : most;
     if (most == 0) return;  // no neighbours
@@ -188,7 +187,7 @@ class CudaDevice final : public Device {
     if (blocks > 1024) blocks = 1024;
     JACOBI_CUDA_CHECK(cudaMemsetAsync(sum_, 0, sizeof(double), stream_));
     residual_kernel<<<static_cast<int>(blocks), kReduceThreads, 0, stream_>>>(u, unew, nx, ny,
-                                                                               sum_);
+                                                                              sum_);
     JACOBI_CUDA_CHECK(cudaGetLastError());
     JACOBI_CUDA_CHECK(
         cudaMemcpyAsync(host_out, sum_, sizeof(double), cudaMemcpyDeviceToHost, stream_));

@@ -21,7 +21,8 @@ namespace {
 class HostDevice final : public Device {
  public:
   HostDevice() {
-    if (mpix_host_stream_create(&hs_) != 0) throw std::runtime_error("mpix_host_stream_create failed");
+    if (mpix_host_stream_create(&hs_) != 0)
+      throw std::runtime_error("mpix_host_stream_create failed");
   }
   ~HostDevice() override { mpix_host_stream_destroy(&hs_); }
 
@@ -62,17 +63,16 @@ class HostDevice final : public Device {
   void pack(const double *u, int nx, int ny, double *send) override {
     enqueue([=] {
       const long w = nx + 2;
-      std::memcpy(send, u + w + 1, nx * sizeof(double));                // north row
-      std::memcpy(send + nx, u + ny * w + 1, nx * sizeof(double));      // south row
+      std::memcpy(send, u + w + 1, nx * sizeof(double));            // north row
+      std::memcpy(send + nx, u + ny * w + 1, nx * sizeof(double));  // south row
       for (long y = 1; y <= ny; ++y) {
-        send[2 * nx + y - 1] = u[y * w + 1];                            // west column
-        send[2 * nx + ny + y - 1] = u[y * w + nx];                      // east column
+        send[2 * nx + y - 1] = u[y * w + 1];        // west column
+        send[2 * nx + ny + y - 1] = u[y * w + nx];  // east column
       }
     });
   }
 
-  void pack_pready(const double *u, int nx, int ny, double *send,
-                   const HaloReady &ready) override {
+  void pack_pready(const double *u, int nx, int ny, double *send, const HaloReady &ready) override {
     enqueue([=] {
       const long w = nx + 2;
       const long first[4] = {w + 1, ny * w + 1, w + 1, w + nx};  // the side's cell 0 in u

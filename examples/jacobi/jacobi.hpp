@@ -20,12 +20,12 @@ const char *variant_name(Variant v);
 bool parse_variant(const std::string &s, Variant *out);
 
 struct Params {
-  int nx = 64, ny = 64;      // global interior size (columns, rows)
-  int dims[2] = {0, 0};      // process grid {rows, columns}; 0: MPI_Dims_create chooses
-  int iters = 100;           // iterations at most
-  int check_every = 10;      // K: global residual every K iterations
-  double tol = 0;            // stop once a residual is below tol (0: run all iterations)
-  int warmup = 0;            // untimed iterations before the timed ones (benchmarks)
+  int nx = 64, ny = 64;  // global interior size (columns, rows)
+  int dims[2] = {0, 0};  // process grid {rows, columns}; 0: MPI_Dims_create chooses
+  int iters = 100;       // iterations at most
+  int check_every = 10;  // K: global residual every K iterations
+  double tol = 0;        // stop once a residual is below tol (0: run all iterations)
+  int warmup = 0;        // untimed iterations before the timed ones (benchmarks)
   Variant variant = Variant::mpix;
   // Halo buffers in page-locked host memory that the kernels write and read directly (GPU
   // devices), instead of device memory: no staging copies in either variant.
@@ -49,9 +49,9 @@ class Decomp {
   MPI_Comm cart = MPI_COMM_NULL;  // non-periodic 2D grid, ranks as in the parent
   int dims[2] = {0, 0}, coords[2] = {0, 0};
   int nbr[4] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};  // by Side
-  int nx = 0, ny = 0;  // local interior
+  int nx = 0, ny = 0;                                                         // local interior
   int gx0 = 0, gy0 = 0;  // global index of local interior cell (1, 1)
-  int NX = 0, NY = 0;  // global interior
+  int NX = 0, NY = 0;    // global interior
 
   SideMask have() const;
   // Halo length of a side and its offset in the packed [N | S | W | E] buffers.
@@ -65,7 +65,7 @@ struct Result {
   std::vector<double> residuals;  // global L2 residual ||u_new - u|| at each check
   std::vector<double> field;      // local interior, ny x nx, row-major
   int nx = 0, ny = 0, gx0 = 0, gy0 = 0, NX = 0, NY = 0;
-  double seconds = 0;             // timed iterations (after warmup), slowest rank
+  double seconds = 0;  // timed iterations (after warmup), slowest rank
   int timed_iters = 0;
   // Of the timed part, this rank's host thread: time in the loop (enqueueing, or for classic
   // everything), and of that, time blocked waiting for a residual (mpix's one-check-back wait).

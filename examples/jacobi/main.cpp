@@ -140,8 +140,9 @@ int main(int argc, char **argv) {
     int have = dev ? 1 : 0, all = 0;
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all) {
-      if (!dev) std::fprintf(stderr, "jacobi: rank %d: no %s device: %s\n", rank, device.c_str(),
-                             why.c_str());
+      if (!dev)
+        std::fprintf(stderr, "jacobi: rank %d: no %s device: %s\n", rank, device.c_str(),
+                     why.c_str());
       MPI_Finalize();
       return 77;
     }

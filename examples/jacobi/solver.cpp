@@ -40,12 +40,12 @@ struct State {
   const Params &p;
   const Decomp &d;
   Device &dev;
-  Buffer u, unew;          // (ny+2) x (nx+2), halos included
-  Buffer send, recv;       // packed halos [N | S | W | E], compute memory
-  Buffer send_h, recv_h;   // classic only: host copies when compute memory is not host memory
-  Buffer local, global;    // one slot per check: local and global sum of squares (host memory)
-  MPI_Comm comm = MPI_COMM_NULL;  // classic: the Cartesian communicator; mpix: its stream twin
-  std::vector<long> marks;        // mpix: the stream passed check c's allreduce at marks[c]
+  Buffer u, unew;         // (ny+2) x (nx+2), halos included
+  Buffer send, recv;      // packed halos [N | S | W | E], compute memory
+  Buffer send_h, recv_h;  // classic only: host copies when compute memory is not host memory
+  Buffer local, global;   // one slot per check: local and global sum of squares (host memory)
+  MPI_Comm comm = MPI_COMM_NULL;      // classic: the Cartesian communicator; mpix: its stream twin
+  std::vector<long> marks;            // mpix: the stream passed check c's allreduce at marks[c]
   PartitionedHalos *halos = nullptr;  // partitioned only
 };
 
@@ -71,10 +71,10 @@ void exchange_classic(State &s) {
                 "MPI_Irecv");
   for (int side = 0; side < 4; ++side)
     if (d.nbr[side] != MPI_PROC_NULL)
-      check_mpi(MPI_Isend(send + d.halo_off(side), d.halo_len(side), MPI_DOUBLE, d.nbr[side],
-                          side, s.comm, &req[n++]),
+      check_mpi(MPI_Isend(send + d.halo_off(side), d.halo_len(side), MPI_DOUBLE, d.nbr[side], side,
+                          s.comm, &req[n++]),
                 "MPI_Isend");
-  check_mpi(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall");  // host waits for MPI
+  check_mpi(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall");          // host waits for MPI
   if (staged) s.dev.copy_async(s.recv.get(), s.recv_h.get(), d.halo_total());  // stage in
   s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
 }
@@ -115,9 +115,9 @@ void exchange_mpix(State &s) {
 
 void reduce_mpix(State &s, int c) {
   s.dev.residual(s.u.get(), s.unew.get(), s.d.nx, s.d.ny, s.local.get() + c);
-  check_mpi(MPIX_Allreduce_enqueue(s.local.get() + c, s.global.get() + c, 1, MPI_DOUBLE, MPI_SUM,
-                                   s.comm),
-            "MPIX_Allreduce_enqueue");
+  check_mpi(
+      MPIX_Allreduce_enqueue(s.local.get() + c, s.global.get() + c, 1, MPI_DOUBLE, MPI_SUM, s.comm),
+      "MPIX_Allreduce_enqueue");
   s.marks[c] = s.dev.mark();  // the host may read global[c] once the stream passed this
 }
 
@@ -191,7 +191,7 @@ class PartitionedHalos {
 
   MPIX_Request req[8];  // receives, then sends; n of them
   int n = 0;
-  HaloReady ready;      // the sends' device requests and partition counts, by side
+  HaloReady ready;  // the sends' device requests and partition counts, by side
 
  private:
   int release() {
@@ -263,17 +263,16 @@ void init_field(State &s) {
 }
 
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
 Result solve(MPI_Comm comm, const Params &p, Device &dev) {
-  if (p.iters < 0 || p.check_every < 1 || p.warmup < 0 || p.warmup > p.iters ||
-      p.partitions < 1)
-    throw std::runtime_error("bad parameters: need iters >= warmup >= 0, check_every >= 1 and "
-                             "partitions >= 1");
+  if (p.iters < 0 || p.check_every < 1 || p.warmup < 0 || p.warmup > p.iters || p.partitions < 1)
+    throw std::runtime_error(
+        "bad parameters: need iters >= warmup >= 0, check_every >= 1 and "
+        "partitions >= 1");
   Decomp d(comm, p);
   State s(p, d, dev);
   const std::size_t cells = static_cast<std::size_t>(d.nx + 2) * (d.ny + 2);

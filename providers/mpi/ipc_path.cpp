@@ -111,8 +111,7 @@ bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
   if (op.peer < 0 || static_cast<std::size_t>(op.peer) >= ipc->direct.size() ||
       !ipc->direct[static_cast<std::size_t>(op.peer)])
     return false;
-  if (op.stream->backend() != ipc->backend ||
-      ipc->backend->classify(op.sbuf) != MemKind::device)
+  if (op.stream->backend() != ipc->backend || ipc->backend->classify(op.sbuf) != MemKind::device)
     return false;
   // A predefined type with holes (MPI_DOUBLE_INT, ...) is not a byte range.
   MPI_Aint lb = 0, extent = 0;
@@ -159,9 +158,8 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
     MPI_Request_free(&s->reqs[1]);
     return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
   }
-  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)", op.peer,
-           op.tag, static_cast<unsigned long long>(h.bytes),
-           static_cast<unsigned long long>(h.token));
+  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)", op.peer, op.tag,
+           static_cast<unsigned long long>(h.bytes), static_cast<unsigned long long>(h.token));
   op_posted(op);
   sends_.push_back(std::move(s));
   return {};
@@ -181,8 +179,8 @@ bool IpcPath::progress(std::vector<Op *> &done) {
     if (rc != MPI_SUCCESS) {
       op_failed(*op, mpi_status(rc, "MPI_Testall", __FILE__, __LINE__));
     } else if (s.fin.magic != kIpcFinMagic) {
-      op_failed(*op, make_status(MPI_ERR_INTERN, "GPU-direct send to %d: malformed answer",
-                                 op->peer));
+      op_failed(*op,
+                make_status(MPI_ERR_INTERN, "GPU-direct send to %d: malformed answer", op->peer));
     } else {
       // A truncated receive is the receiver's error; the send itself succeeded.
       MPI_Status st{};
@@ -216,12 +214,14 @@ Status IpcPath::map(const IpcRts &rts, Backend *be, int device, char **base) {
     // The sender freed that allocation and made another at the same address. The old mapping
     // is kept, not closed: unmapping (cudaIpcCloseMemHandle) waits for the device, and a
     // stream of this process may be waiting for this very agent. Closed at MPI_Finalize.
-    MPIX_LOG(debug, "mpi", "GPU-direct: allocation at %#llx of process %lld was re-made; "
-             "mapping it anew", static_cast<unsigned long long>(rts.base),
-             static_cast<long long>(rts.pid));
+    MPIX_LOG(debug, "mpi",
+             "GPU-direct: allocation at %#llx of process %lld was re-made; "
+             "mapping it anew",
+             static_cast<unsigned long long>(rts.base), static_cast<long long>(rts.pid));
     retired_.push_back(m);
     if (retired_.size() == 64)
-      MPIX_LOG(warn, "mpi", "GPU-direct: 64 mappings of device buffers that their senders "
+      MPIX_LOG(warn, "mpi",
+               "GPU-direct: 64 mappings of device buffers that their senders "
                "freed are held until MPI_Finalize (a code that frees and re-allocates its "
                "communication buffers; allocate them once to avoid it)");
     m.base = nullptr;
@@ -238,8 +238,8 @@ Status IpcPath::map(const IpcRts &rts, Backend *be, int device, char **base) {
   return {};
 }
 
-Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be,
-                           int device, uint64_t *ticket) {
+Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
+                           uint64_t *ticket) {
   char *base = nullptr;
   MPIX_TRY(map(rts, be, device, &base));
   return be->agent_copy(device, dst, base + rts.offset, bytes, ticket);

@@ -47,10 +47,10 @@ constexpr uint64_t kIpcFinMagic = 0x6e69666370697864ull;
 
 struct IpcRts {
   uint64_t magic;
-  uint64_t bytes;      // of the message
-  uint64_t host;       // the sender's host (hash of its name) and process: the mapping cache key
+  uint64_t bytes;  // of the message
+  uint64_t host;   // the sender's host (hash of its name) and process: the mapping cache key
   int64_t pid;
-  uint64_t base;       // the allocation's start in the sender, and the message's offset in it
+  uint64_t base;  // the allocation's start in the sender, and the message's offset in it
   uint64_t offset;
   uint64_t buffer_id;  // the allocation's id in the sender (a reused address has another)
   uint64_t token;      // the tag of the answer on the private communicator
@@ -85,9 +85,9 @@ const char *ipc_pair_refusal(const IpcPeerInfo &me, const IpcPeerInfo &peer, boo
 struct IpcShared {
   MPI_Comm priv = MPI_COMM_NULL;  // IpcFin answers, tagged by the sender's token
   int tag_ub = 32767;
-  int device = -1;                // this rank's device (of the communicator's stream)
+  int device = -1;  // this rank's device (of the communicator's stream)
   Backend *backend = nullptr;
-  std::vector<uint8_t> direct;    // per rank of the communicator: 1 = GPU-direct
+  std::vector<uint8_t> direct;                   // per rank of the communicator: 1 = GPU-direct
   std::unordered_map<int, uint64_t> next_token;  // per destination; agent thread only
   ~IpcShared();
 };

@@ -51,8 +51,8 @@ Status test_all(std::vector<MPI_Request> &reqs, bool *all) {
     *all = true;
     return {};
   }
-  MPIX_MPI_CHECK(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &flag,
-                             MPI_STATUSES_IGNORE));
+  MPIX_MPI_CHECK(
+      MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &flag, MPI_STATUSES_IGNORE));
   *all = flag != 0;
   return {};
 }
@@ -70,8 +70,10 @@ ChunkShared::~ChunkShared() {
 
 Matcher::~Matcher() {
   if (!held.empty())
-    MPIX_LOG(warn, "mpi", "a chunk-enabled communicator went away with %zu message(s) that no "
-             "mpix receive took", held.size());
+    MPIX_LOG(warn, "mpi",
+             "a chunk-enabled communicator went away with %zu message(s) that no "
+             "mpix receive took",
+             held.size());
 }
 
 Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si,
@@ -81,9 +83,11 @@ Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si,
   long mine[2] = {c, -c}, agg[2] = {0, 0};
   MPIX_MPI_CHECK(MPI_Allreduce(mine, agg, 2, MPI_LONG, MPI_MAX, comm));
   if (agg[0] != -agg[1])
-    return make_status(MPI_ERR_ARG, "MPIX_STAGING_CHUNK differs across the ranks of the "
+    return make_status(MPI_ERR_ARG,
+                       "MPIX_STAGING_CHUNK differs across the ranks of the "
                        "communicator (%ld here; between %ld and %ld): every rank must use the "
-                       "same value", c, -agg[1], agg[0]);
+                       "same value",
+                       c, -agg[1], agg[0]);
   if (c < 0 || c > INT_MAX - static_cast<long>(kHeader))
     return make_status(MPI_ERR_ARG, "MPIX_STAGING_CHUNK=%ld is out of range (0 .. %ld bytes)", c,
                        static_cast<long>(INT_MAX - kHeader));
@@ -145,8 +149,8 @@ struct ChunkSend {
     const uint64_t at = i * hdr.chunk;
     const uint64_t n = hdr.total - at < hdr.chunk ? hdr.total - at : hdr.chunk;
     MPI_Request r = MPI_REQUEST_NULL;
-    MPIX_MPI_CHECK(MPI_Isend(base + at, static_cast<int>(n), MPI_BYTE, op->peer, tag,
-                             shared->priv, &r));
+    MPIX_MPI_CHECK(
+        MPI_Isend(base + at, static_cast<int>(n), MPI_BYTE, op->peer, tag, shared->priv, &r));
     reqs.push_back(r);
     ++posted;
     return {};
@@ -170,13 +174,13 @@ struct ChunkRecv {
   uint64_t written = 0;     // bytes that reached the receive buffer
   int err = MPI_SUCCESS;
   ChunkHeader hdr{};
-  std::vector<char> temp;  // a first piece or a whole message that cannot go in place
-  bool unpack = false;     // temp holds the message; unpack it into the receive at the end
-  bool in_place = false;   // the pieces land in the receive buffer (a bounce buffer, if staged)
-  std::size_t arrived = 0; // pieces 1.. received, in order
+  std::vector<char> temp;   // a first piece or a whole message that cannot go in place
+  bool unpack = false;      // temp holds the message; unpack it into the receive at the end
+  bool in_place = false;    // the pieces land in the receive buffer (a bounce buffer, if staged)
+  std::size_t arrived = 0;  // pieces 1.. received, in order
   std::vector<MPI_Request> reqs;
-  IpcRts rts{};             // a GPU-direct header (Phase::rts / copy)
-  Backend *be = nullptr;    // where its copy runs
+  IpcRts rts{};           // a GPU-direct header (Phase::rts / copy)
+  Backend *be = nullptr;  // where its copy runs
   int device = -1;
   uint64_t ticket = 0;
 
@@ -318,9 +322,7 @@ struct ChunkRecv {
     return answer(path);
   }
 
-  Status answer(IpcPath &path) {
-    return path.answer(*ipc, probe.MPI_SOURCE, rts, err, written);
-  }
+  Status answer(IpcPath &path) { return path.answer(*ipc, probe.MPI_SOURCE, rts, err, written); }
 
   std::shared_ptr<IpcShared> ipc;
 
@@ -418,26 +420,27 @@ Status ChunkEngine::start_recv(Op &op, Matcher &m, MPI_Message msg, const MPI_St
   const uint64_t bytes = bytes_of(st);
   const std::size_t c = m.shared->chunk;
   MPI_Request req = MPI_REQUEST_NULL;
-  if (m.ipc && bytes == sizeof(IpcRts) && m.ipc->direct.size() > static_cast<std::size_t>(st.MPI_SOURCE) &&
+  if (m.ipc && bytes == sizeof(IpcRts) &&
+      m.ipc->direct.size() > static_cast<std::size_t>(st.MPI_SOURCE) &&
       m.ipc->direct[static_cast<std::size_t>(st.MPI_SOURCE)]) {
     r->phase = ChunkRecv::Phase::rts;
     r->temp.resize(sizeof(IpcRts));
-    MPIX_MPI_CHECK(MPI_Imrecv(r->temp.data(), static_cast<int>(sizeof(IpcRts)), MPI_BYTE, &msg,
-                              &req));
+    MPIX_MPI_CHECK(
+        MPI_Imrecv(r->temp.data(), static_cast<int>(sizeof(IpcRts)), MPI_BYTE, &msg, &req));
   } else if (c > 0 && bytes == c + kHeader) {
     r->phase = ChunkRecv::Phase::first;
     if (r->contiguous && r->cap >= c) {
       MPI_Datatype t = MPI_DATATYPE_NULL;
-      MPIX_TRY(two_block_type(op.rbuf, static_cast<int>(c), &r->hdr, static_cast<int>(kHeader),
-                              &t));
+      MPIX_TRY(
+          two_block_type(op.rbuf, static_cast<int>(c), &r->hdr, static_cast<int>(kHeader), &t));
       int rc = MPI_Imrecv(MPI_BOTTOM, 1, t, &msg, &req);
       MPI_Type_free(&t);
       if (rc != MPI_SUCCESS) return mpi_status(rc, "MPI_Imrecv", __FILE__, __LINE__);
     } else {
       r->contiguous = false;
       r->temp.resize(c + kHeader);
-      MPIX_MPI_CHECK(MPI_Imrecv(r->temp.data(), static_cast<int>(c + kHeader), MPI_BYTE, &msg,
-                                &req));
+      MPIX_MPI_CHECK(
+          MPI_Imrecv(r->temp.data(), static_cast<int>(c + kHeader), MPI_BYTE, &msg, &req));
     }
   } else if (bytes <= r->cap) {
     r->phase = ChunkRecv::Phase::plain;

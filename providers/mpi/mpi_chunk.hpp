@@ -63,11 +63,11 @@ struct Matcher {
     MPI_Status st;
   };
   std::shared_ptr<ChunkShared> shared;
-  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (set by its first receive)
-  std::deque<Op *> pending;       // posted, unmatched, in post order
-  std::deque<Held> held;          // probed, unmatched, in arrival order
-  std::shared_ptr<IpcShared> ipc; // GPU-direct peers (ipc_path.hpp): their headers are taken
-  bool active = false;            // in the engine's list of matchers to probe
+  MPI_Comm comm = MPI_COMM_NULL;   // the user's communicator (set by its first receive)
+  std::deque<Op *> pending;        // posted, unmatched, in post order
+  std::deque<Held> held;           // probed, unmatched, in arrival order
+  std::shared_ptr<IpcShared> ipc;  // GPU-direct peers (ipc_path.hpp): their headers are taken
+  bool active = false;             // in the engine's list of matchers to probe
   ~Matcher();
 };
 

@@ -6,8 +6,8 @@
 namespace mpix {
 
 bool MpiProvider::reads_device(const Op &op) {
-  const auto *mc = op.ctx && op.ctx->prov ? dynamic_cast<const MpiComm *>(op.ctx->prov.get())
-                                          : nullptr;
+  const auto *mc =
+      op.ctx && op.ctx->prov ? dynamic_cast<const MpiComm *>(op.ctx->prov.get()) : nullptr;
   return mc && ipc_sends_direct(op, mc->ipc.get());
 }
 
@@ -22,8 +22,7 @@ Status MpiProvider::fire(Op &op) {
       MPIX_MPI_CHECK(MPI_Irecv(op.rbuf, op.count, op.dt, op.peer, op.tag, op.comm, &r));
       break;
     case OpKind::allreduce:
-      MPIX_MPI_CHECK(
-          MPI_Iallreduce(op.sbuf, op.rbuf, op.count, op.dt, op.reduce_op, op.comm, &r));
+      MPIX_MPI_CHECK(MPI_Iallreduce(op.sbuf, op.rbuf, op.count, op.dt, op.reduce_op, op.comm, &r));
       break;
   }
   op_posted(op);

@@ -74,8 +74,7 @@ Status ctx_family_open(MPI_Comm comm, std::shared_ptr<CtxFamily> *out, uint32_t 
   // Unique among the communicators being made at once: the root's count, then its rank. A key
   // exists only once every rank has entered this call (the broadcast), so the thread holding
   // the lowest key never waits for a rank that is busy elsewhere.
-  uint64_t key = rank == 0 ? (uint64_t{seq.fetch_add(1)} << 32) | static_cast<uint32_t>(world)
-                           : 0;
+  uint64_t key = rank == 0 ? (uint64_t{seq.fetch_add(1)} << 32) | static_cast<uint32_t>(world) : 0;
   MPIX_MPI_CHECK(MPI_Bcast(&key, 1, MPI_UINT64_T, 0, comm));
   Blocks &bl = blocks();
   std::multiset<uint64_t>::iterator me;

@@ -135,8 +135,8 @@ Status Fabric::open_counter(FidPtr<fid_cntr> *out) {
 }
 
 std::string Fabric::describe() const {
-  std::string s = std::string(info_->fabric_attr->prov_name) + " on " +
-                  info_->domain_attr->name + " (fabric " + info_->fabric_attr->name + ")";
+  std::string s = std::string(info_->fabric_attr->prov_name) + " on " + info_->domain_attr->name +
+                  " (fabric " + info_->fabric_attr->name + ")";
   s += has_trigger() ? ", FI_TRIGGER" : ", no FI_TRIGGER";
   s += sends_ordered() ? ", FI_ORDER_SAS" : ", sends unordered";
   s += auto_progress() ? ", auto progress" : ", manual progress";

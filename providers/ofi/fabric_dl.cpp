@@ -3,13 +3,14 @@
 // without it, and provider ofi reports why it cannot run there. Everything else the provider
 // uses (fi_tsendmsg, fi_cq_read, ...) is an inline call through the objects these return.
 // When the library is missing, calls fail with -FI_ENOSYS and fi_strerror says why.
+#include "providers/ofi/fabric_dl.hpp"
+
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
 #include <string>
 
 #include "core/runtime_lib.hpp"
-#include "providers/ofi/fabric_dl.hpp"
 
 namespace mpix {
 

@@ -18,9 +18,8 @@ Status ofi_status(long rc, const char *expr, const char *file, int line);
 
 }  // namespace mpix
 
-#define MPIX_OFI_CHECK(expr)                                                    \
-  do {                                                                          \
-    long mpix_ofi_rc_ = static_cast<long>(expr);                                \
-    if (mpix_ofi_rc_ < 0)                                                       \
-      return ::mpix::ofi_status(mpix_ofi_rc_, #expr, __FILE__, __LINE__);       \
+#define MPIX_OFI_CHECK(expr)                                                                  \
+  do {                                                                                        \
+    long mpix_ofi_rc_ = static_cast<long>(expr);                                              \
+    if (mpix_ofi_rc_ < 0) return ::mpix::ofi_status(mpix_ofi_rc_, #expr, __FILE__, __LINE__); \
   } while (0)

@@ -64,20 +64,25 @@ Status ofi_comm_open(Fabric &fabric, MPI_Comm comm, std::unique_ptr<ProviderComm
     std::memcpy(mine.addr, name.data(), name.size());
   }
   std::vector<AddrRecord> all(static_cast<std::size_t>(peers));
-  MPIX_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE,
-                               comm));
+  MPIX_MPI_CHECK(
+      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm));
   Status st;
   if (std::max(peers, local_size) > ofi_tag::kMaxRanks)
-    st = make_status(MPI_ERR_COMM, "a communicator of %d ranks: provider ofi's tag layout "
-                     "carries at most %d", std::max(peers, local_size), ofi_tag::kMaxRanks);
+    st = make_status(MPI_ERR_COMM,
+                     "a communicator of %d ranks: provider ofi's tag layout "
+                     "carries at most %d",
+                     std::max(peers, local_size), ofi_tag::kMaxRanks);
   for (int r = 0; r < peers && st.is_ok(); ++r) {
     if (all[r].prov_hash != mine.prov_hash)
-      st = make_status(MPI_ERR_OTHER, "provider ofi: rank %d opened a different libfabric "
+      st = make_status(MPI_ERR_OTHER,
+                       "provider ofi: rank %d opened a different libfabric "
                        "provider than this rank (%s); set MPIX_OFI_PROVIDER alike on every rank",
                        r, fabric.prov_name().c_str());
     else if (all[r].len == 0)
-      st = make_status(MPI_ERR_OTHER, "provider ofi: rank %d's endpoint address is longer than "
-                       "%zu bytes", r, AddrRecord::kMaxAddr);
+      st = make_status(MPI_ERR_OTHER,
+                       "provider ofi: rank %d's endpoint address is longer than "
+                       "%zu bytes",
+                       r, AddrRecord::kMaxAddr);
   }
   auto addrs = std::make_shared<std::vector<fi_addr_t>>(static_cast<std::size_t>(peers));
   for (int r = 0; r < peers && st.is_ok(); ++r)
@@ -87,8 +92,9 @@ Status ofi_comm_open(Fabric &fabric, MPI_Comm comm, std::unique_ptr<ProviderComm
   MPIX_MPI_CHECK(MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, all_ranks));
   if (!st.is_ok()) return st;
   if (any_bad)
-    return make_status(MPI_ERR_OTHER, "provider ofi: another rank could not set up the "
-                                      "communicator's libfabric addresses");
+    return make_status(MPI_ERR_OTHER,
+                       "provider ofi: another rank could not set up the "
+                       "communicator's libfabric addresses");
 
   std::shared_ptr<CtxFamily> family;
   uint32_t ctx = 0;

@@ -69,8 +69,7 @@ class OfiProvider final : public Provider {
   void soft_fire_recv(OfiOp *o);
   void soft_slot_done(std::size_t i, std::size_t len, bool error);
   bool soft_progress(std::vector<Op *> &done);
-  void soft_header(const SoftHeader &h, const char *data, std::size_t len,
-                   std::vector<Op *> &done);
+  void soft_header(const SoftHeader &h, const char *data, std::size_t len, std::vector<Op *> &done);
   void soft_deliver(OfiOp *o, const SoftHeader &h, const char *data, std::size_t len,
                     std::vector<Op *> &done);
   void soft_post_payload(OfiOp *o, std::vector<Op *> &done);
@@ -86,7 +85,7 @@ class OfiProvider final : public Provider {
   MpiProvider mpi_;  // allreduce and other collectives
 
   // Agent thread only.
-  std::list<OfiOp *> inflight_;          // posted (or fired), not complete; oldest first
+  std::list<OfiOp *> inflight_;  // posted (or fired), not complete; oldest first
   std::size_t native_inflight_ = 0;
   // Counters with native ops fired and not complete, and how many: the ones poke_counters()
   // revisits (a refused post waits in one of them).
@@ -96,8 +95,8 @@ class OfiProvider final : public Provider {
   std::deque<OfiOp *> backlog_[2];
   bool backlog_empty() const { return backlog_[0].empty() && backlog_[1].empty(); }
   std::map<fi_addr_t, std::deque<OfiOp *>> held_sends_;  // serialize: sends waiting per peer
-  std::map<fi_addr_t, int> sends_out_;   // serialize: sends in flight per peer
-  std::vector<Op *> local_done_;         // completed without the network (MPI_PROC_NULL, errors)
+  std::map<fi_addr_t, int> sends_out_;                   // serialize: sends in flight per peer
+  std::vector<Op *> local_done_;  // completed without the network (MPI_PROC_NULL, errors)
   std::list<std::unique_ptr<OfiOp>> zombies_;  // timed out; libfabric may still hold the context
   std::chrono::steady_clock::time_point last_poke_{}, last_timeout_check_{};
 
@@ -108,12 +107,12 @@ class OfiProvider final : public Provider {
     bool full = false, error = false;
     std::size_t len = 0;
   };
-  std::vector<SoftSlot> slots_;              // fixed size: libfabric holds pointers into it
-  std::deque<std::size_t> slot_order_;       // posted slots, in posting order
-  std::deque<std::size_t> slot_repost_;      // read slots waiting to be posted again, in order
+  std::vector<SoftSlot> slots_;          // fixed size: libfabric holds pointers into it
+  std::deque<std::size_t> slot_order_;   // posted slots, in posting order
+  std::deque<std::size_t> slot_repost_;  // read slots waiting to be posted again, in order
   SoftQueues soft_q_;
   std::unordered_map<uint32_t, OfiOp *> rndv_wait_;  // sends waiting for a clear-to-send
-  std::deque<OfiOp *> soft_retry_;           // payload posts and clear-to-sends refused (EAGAIN)
+  std::deque<OfiOp *> soft_retry_;  // payload posts and clear-to-sends refused (EAGAIN)
   uint32_t next_rndv_id_ = 0;
 };
 

@@ -28,8 +28,10 @@ Status pack_send(OfiOp &o) {
   // The wire carries the data's bytes (o.len, fixed when the op was armed); a packed format
   // with headers or padding would not match a contiguous receive on the peer.
   if (static_cast<std::size_t>(pos) != o.len)
-    return make_status(MPI_ERR_TYPE, "MPI_Pack produced %d bytes for %zu bytes of data: provider "
-                       "ofi needs MPI's homogeneous packed format", pos, o.len);
+    return make_status(MPI_ERR_TYPE,
+                       "MPI_Pack produced %d bytes for %zu bytes of data: provider "
+                       "ofi needs MPI's homogeneous packed format",
+                       pos, o.len);
   return {};
 }
 
@@ -55,12 +57,13 @@ Status unpack_recv(OfiOp &o, std::size_t received) {
   int ppos = 0;
   MPIX_MPI_CHECK(MPI_Pack(elem, 1, op.dt, tmp.data(), static_cast<int>(esize), &ppos, op.comm));
   if (static_cast<std::size_t>(ppos) != esize)
-    return make_status(MPI_ERR_TYPE, "MPI_Pack produced %d bytes for a %zu-byte element: "
-                       "provider ofi needs MPI's homogeneous packed format", ppos, esize);
+    return make_status(MPI_ERR_TYPE,
+                       "MPI_Pack produced %d bytes for a %zu-byte element: "
+                       "provider ofi needs MPI's homogeneous packed format",
+                       ppos, esize);
   std::memcpy(tmp.data(), o.bounce.data() + static_cast<std::size_t>(pos), rest);
   int upos = 0;
-  MPIX_MPI_CHECK(MPI_Unpack(tmp.data(), static_cast<int>(esize), &upos, elem, 1, op.dt,
-                            op.comm));
+  MPIX_MPI_CHECK(MPI_Unpack(tmp.data(), static_cast<int>(esize), &upos, elem, 1, op.dt, op.comm));
   return {};
 }
 

@@ -44,15 +44,15 @@ struct OfiOp {
   OfiCtx ctx{};
   Op *op = nullptr;
   bool is_send = false;
-  bool native = false;   // posted at arm() as a triggered op
+  bool native = false;     // posted at arm() as a triggered op
   bool bump_prev = false;  // native: first op of a chained counter (trigger_counter.hpp)
-  bool listed = false;   // in the provider's in-flight list (inflight_pos is valid)
+  bool listed = false;     // in the provider's in-flight list (inflight_pos is valid)
   SoftStage stage = SoftStage::none;
-  bool cts_pending = false;  // soft receive: payload posted, clear-to-send not yet sent
-  bool packed = false;   // non-contiguous datatype: the data goes through `bounce`
-  bool timed_out = false;  // reported failed; waiting for libfabric to give the context back
+  bool cts_pending = false;      // soft receive: payload posted, clear-to-send not yet sent
+  bool packed = false;           // non-contiguous datatype: the data goes through `bounce`
+  bool timed_out = false;        // reported failed; waiting for libfabric to give the context back
   int fail_class = MPI_SUCCESS;  // an error found after posting (reported at completion)
-  void *buf = nullptr;   // what libfabric reads or writes
+  void *buf = nullptr;           // what libfabric reads or writes
   std::size_t len = 0;
   std::vector<char> bounce;
   fi_addr_t addr = FI_ADDR_UNSPEC;
@@ -61,7 +61,7 @@ struct OfiOp {
   // Soft matching: the header (+ eager data) as sent; the rendezvous id; what matched.
   std::vector<char> wire;
   uint32_t rndv_id = 0;
-  uint64_t match = 0;       // soft receive: the matched header's ctx | source | tag
+  uint64_t match = 0;                     // soft receive: the matched header's ctx | source | tag
   fi_addr_t reply_addr = FI_ADDR_UNSPEC;  // soft receive: where its clear-to-send goes
   // Soft receive of a rendezvous longer than its buffer: the payload lands whole in `overflow`
   // (shm hangs on a truncated large receive) and its first trunc_cap bytes go to trunc_buf.
@@ -79,8 +79,8 @@ struct OfiOp {
 // How a (buffer, count, datatype) goes to libfabric: in place (*contiguous: the typemap is one
 // ascending gap-free run, starting at *start; typemap_order.hpp) or packed; *bytes is the data
 // size either way.
-Status buffer_layout(const void *buf, int count, MPI_Datatype dt, bool *contiguous,
-                     void **start, std::size_t *bytes);
+Status buffer_layout(const void *buf, int count, MPI_Datatype dt, bool *contiguous, void **start,
+                     std::size_t *bytes);
 // Packs the op's send data into o.bounce (stream order: the agent calls it when the stream
 // reached the op).
 Status pack_send(OfiOp &o);

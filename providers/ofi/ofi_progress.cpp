@@ -98,7 +98,8 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
       continue;
     }
     if (n != -FI_EAVAIL) {
-      if (n != -FI_EAGAIN) MPIX_LOG(error, "ofi", "fi_cq_read: %s", fi_strerror(static_cast<int>(-n)));
+      if (n != -FI_EAGAIN)
+        MPIX_LOG(error, "ofi", "fi_cq_read: %s", fi_strerror(static_cast<int>(-n)));
       break;
     }
     fi_cq_err_entry err{};
@@ -117,11 +118,11 @@ bool OfiProvider::read_cq(std::vector<Op *> &done) {
     }
     auto *o = c->self;
     if (!o->timed_out)
-      MPIX_LOG(error, "ofi", "%s rank %d (tag %d) failed: %s", o->is_send ? "send to" : "receive from",
-               o->op->peer, o->op->tag,
-               err.prov_errno ? fi_cq_strerror(fabric_->cq(), err.prov_errno, err.err_data,
-                                               nullptr, 0)
-                              : fi_strerror(err.err));
+      MPIX_LOG(error, "ofi", "%s rank %d (tag %d) failed: %s",
+               o->is_send ? "send to" : "receive from", o->op->peer, o->op->tag,
+               err.prov_errno
+                   ? fi_cq_strerror(fabric_->cq(), err.prov_errno, err.err_data, nullptr, 0)
+                   : fi_strerror(err.err));
     finish(o, ofi_error_class(err.err), err.len, err.tag, done);
   }
   return any;
@@ -145,9 +146,11 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
   const auto limit = std::chrono::seconds(opt_.timeout_s);
   auto expired = [&](const OfiOp *o) { return now - o->posted_at >= limit; };
   auto describe = [&](const OfiOp *o, const char *where) {
-    MPIX_LOG(error, "ofi", "%s rank %d (tag %d) %s for MPIX_TIMEOUT=%ld s; failing it (has the "
-             "peer failed?)", o->is_send ? "send to" : "receive from", o->op->peer, o->op->tag,
-             where, opt_.timeout_s);
+    MPIX_LOG(error, "ofi",
+             "%s rank %d (tag %d) %s for MPIX_TIMEOUT=%ld s; failing it (has the "
+             "peer failed?)",
+             o->is_send ? "send to" : "receive from", o->op->peer, o->op->tag, where,
+             opt_.timeout_s);
   };
   // In flight: oldest first, so the scan stops at the first one still in time.
   while (!inflight_.empty() && expired(inflight_.front())) {
@@ -156,16 +159,17 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
     stop_inflight(o);
     if (o->stage != SoftStage::none && soft_forget(o)) {
       // Waiting in mpix's own queues: libfabric holds nothing of it.
-      fail_now(o, MPI_ERR_OTHER, &done,
-               "no completion within MPIX_TIMEOUT (has the peer failed?)");
+      fail_now(o, MPI_ERR_OTHER, &done, "no completion within MPIX_TIMEOUT (has the peer failed?)");
       continue;
     }
     // The context stays ours until libfabric gives it back (the cancellation's completion).
     fi_cancel(&fabric_->ep()->fid, &o->ctx);
     o->timed_out = true;
     Op &op = *o->op;
-    op_failed(op, make_status(MPI_ERR_OTHER, "no completion within MPIX_TIMEOUT=%ld s (has the "
-                              "peer failed?)", opt_.timeout_s));
+    op_failed(op, make_status(MPI_ERR_OTHER,
+                              "no completion within MPIX_TIMEOUT=%ld s (has the "
+                              "peer failed?)",
+                              opt_.timeout_s));
     op.prov = nullptr;
     o->op = nullptr;
     done.push_back(&op);
@@ -177,7 +181,10 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
   // Not yet posted (refused with -FI_EAGAIN, or waiting behind a send to the same peer).
   for (auto &backlog : backlog_) {
     for (auto it = backlog.begin(); it != backlog.end();) {
-      if (!expired(*it)) { ++it; continue; }
+      if (!expired(*it)) {
+        ++it;
+        continue;
+      }
       OfiOp *o = *it;
       it = backlog.erase(it);
       describe(o, "could not be posted");

@@ -5,8 +5,8 @@
 #include <climits>
 #include <thread>
 
-#include "core/log.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/log.hpp"
 #include "core/stream.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"
@@ -42,9 +42,10 @@ Status OfiProvider::validate(const Op &op) {
     return make_status(MPI_ERR_COMM, "provider ofi: the stream communicator has no ofi state");
   bool any_tag = op.kind == OpKind::recv && op.tag == MPI_ANY_TAG;
   if (!any_tag && (op.tag < 0 || op.tag > ofi_tag::kMaxTag))
-    return make_status(MPI_ERR_TAG, "tag %d is beyond what provider ofi carries (0..%d: %u tag "
-                       "bits of its libfabric tag layout)", op.tag, ofi_tag::kMaxTag,
-                       ofi_tag::kTagBits);
+    return make_status(MPI_ERR_TAG,
+                       "tag %d is beyond what provider ofi carries (0..%d: %u tag "
+                       "bits of its libfabric tag layout)",
+                       op.tag, ofi_tag::kMaxTag, ofi_tag::kTagBits);
   return {};
 }
 
@@ -57,15 +58,17 @@ Status OfiProvider::prepare(Op &op, std::unique_ptr<OfiOp> *out) {
   bool contiguous = true;
   void *start = nullptr;
   std::size_t bytes = 0;
-  MPIX_TRY(buffer_layout(o->is_send ? op.sbuf : op.rbuf, op.count, op.dt, &contiguous, &start,
-                         &bytes));
+  MPIX_TRY(
+      buffer_layout(o->is_send ? op.sbuf : op.rbuf, op.count, op.dt, &contiguous, &start, &bytes));
   o->len = bytes;
   if (contiguous) {
     o->buf = start;
   } else {
     if (bytes > static_cast<std::size_t>(INT_MAX))
-      return make_status(MPI_ERR_COUNT, "provider ofi packs non-contiguous datatypes through "
-                         "MPI_Pack, which is limited to %d bytes (message: %zu)", INT_MAX, bytes);
+      return make_status(MPI_ERR_COUNT,
+                         "provider ofi packs non-contiguous datatypes through "
+                         "MPI_Pack, which is limited to %d bytes (message: %zu)",
+                         INT_MAX, bytes);
     int pack_size = 0;
     MPIX_MPI_CHECK(MPI_Pack_size(op.count, op.dt, op.comm, &pack_size));
     o->packed = true;

@@ -28,8 +28,7 @@ Status parse_native(NativeWish *w) {
   if (!std::strcmp(v, "auto")) *w = NativeWish::automatic;
   else if (!std::strcmp(v, "0")) *w = NativeWish::off;
   else if (!std::strcmp(v, "1")) *w = NativeWish::on;
-  else
-    return make_status(MPI_ERR_ARG, "MPIX_OFI_NATIVE_TRIGGER=%s is not auto, 0 or 1", v);
+  else return make_status(MPI_ERR_ARG, "MPIX_OFI_NATIVE_TRIGGER=%s is not auto, 0 or 1", v);
   return {};
 }
 
@@ -48,8 +47,7 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
     return make_status(MPI_ERR_ARG, "MPIX_OFI_MATCH=%s is not auto, libfabric or mpix", match);
   bool wildcards_ok = false;
   Status st = ofi_self_test(*fabric, &wildcards_ok);
-  if (!st.is_ok())
-    return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
+  if (!st.is_ok()) return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
   std::string why_match;
   if (!std::strcmp(match, "auto")) {
     opt->soft = !wildcards_ok;
@@ -60,16 +58,22 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
     opt->soft = !std::strcmp(match, "mpix");
     why_match = std::string("MPI matching by ") + match + " (MPIX_OFI_MATCH)";
     if (!opt->soft && !wildcards_ok)
-      MPIX_LOG(warn, "ofi", "MPIX_OFI_MATCH=libfabric although %s's wildcard receives fail the "
-               "self-test: MPI_ANY_SOURCE / MPI_ANY_TAG receives may hang", prov.c_str());
+      MPIX_LOG(warn, "ofi",
+               "MPIX_OFI_MATCH=libfabric although %s's wildcard receives fail the "
+               "self-test: MPI_ANY_SOURCE / MPI_ANY_TAG receives may hang",
+               prov.c_str());
   }
   std::string why;
   if (wish == NativeWish::on && !f.has_trigger())
-    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "MPIX_OFI_NATIVE_TRIGGER=1 but libfabric "
-                       "provider %s has no FI_TRIGGER", f.prov_name().c_str());
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "MPIX_OFI_NATIVE_TRIGGER=1 but libfabric "
+                       "provider %s has no FI_TRIGGER",
+                       f.prov_name().c_str());
   if (wish == NativeWish::on && opt->soft)
-    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "MPIX_OFI_NATIVE_TRIGGER=1 needs libfabric "
-                       "to match messages (%s)", why_match.c_str());
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "MPIX_OFI_NATIVE_TRIGGER=1 needs libfabric "
+                       "to match messages (%s)",
+                       why_match.c_str());
   if (wish == NativeWish::off) {
     opt->native = false;
     why = "MPIX_OFI_NATIVE_TRIGGER=0";
@@ -83,7 +87,8 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
   } else if (opt->serialize) {
     // Serialized sends wait for delivery before the next is posted; triggered ops cannot.
     if (wish == NativeWish::on)
-      return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "MPIX_OFI_NATIVE_TRIGGER=1 needs ordered "
+      return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                         "MPIX_OFI_NATIVE_TRIGGER=1 needs ordered "
                          "sends (FI_ORDER_SAS and not MPIX_OFI_ORDER=serialize)");
     opt->native = false;
     why = "sends must be serialized";
@@ -91,12 +96,13 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
     opt->native = true;
     why = "FI_TRIGGER";
   }
-  opt->why_mode = why + (opt->serialize ? "; sends to a peer serialized (FI_DELIVERY_COMPLETE)"
-                                        : "; MPI order from FI_ORDER_SAS") + "; " + why_match;
+  opt->why_mode = why +
+                  (opt->serialize ? "; sends to a peer serialized (FI_DELIVERY_COMPLETE)"
+                                  : "; MPI order from FI_ORDER_SAS") +
+                  "; " + why_match;
   if (opt->native) {
     st = ofi_self_test_triggers(*fabric);
-    if (!st.is_ok())
-      return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
+    if (!st.is_ok()) return make_status(st.code(), "%s: %s", prov.c_str(), st.what().c_str());
   }
   return {};
 }
@@ -133,7 +139,8 @@ Status make_ofi_provider(std::unique_ptr<Provider> *out, std::string *why) {
   }
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "MPIX_OFI_PROVIDER=auto: no libfabric provider passed its self-test (tried: "
-                     "%s)", tried.c_str());
+                     "%s)",
+                     tried.c_str());
 }
 
 OfiTestInfo ofi_test_info() {

@@ -56,8 +56,8 @@ class Probe {
       ssize_t rc = is_send ? fi_tsendmsg(f_.ep(), &m, flags) : fi_trecvmsg(f_.ep(), &m, flags);
       if (rc == 0) return {};
       if (rc != -FI_EAGAIN || Clock::now() > end)
-        return ofi_status(rc, is_send ? "self-test fi_tsendmsg" : "self-test fi_trecvmsg",
-                          __FILE__, __LINE__);
+        return ofi_status(rc, is_send ? "self-test fi_tsendmsg" : "self-test fi_trecvmsg", __FILE__,
+                          __LINE__);
       MPIX_TRY(poll());
     }
   }
@@ -69,8 +69,7 @@ class Probe {
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry err{};
       fi_cq_readerr(f_.cq(), &err, 0);
-      return make_status(MPI_ERR_OTHER, "self-test completion error: %s",
-                         fi_strerror(err.err));
+      return make_status(MPI_ERR_OTHER, "self-test completion error: %s", fi_strerror(err.err));
     }
     if (n < 0 && n != -FI_EAGAIN) return ofi_status(n, "self-test fi_cq_read", __FILE__, __LINE__);
     return {};
@@ -119,7 +118,8 @@ Status SelfTest::messages(bool *wildcards_ok) {
   MPIX_TRY(p.recv(&in, sizeof in, base, &c_recv, 0));
   MPIX_TRY(p.send(&out, sizeof out, self, base, &c_send, 0));
   MPIX_TRY(p.wait_for(&c_recv, kPatience, &seen));
-  if (!seen) return make_status(MPI_ERR_OTHER, "self-test: a message to this endpoint never arrived");
+  if (!seen)
+    return make_status(MPI_ERR_OTHER, "self-test: a message to this endpoint never arrived");
   MPIX_TRY(p.wait_for(&c_send, kPatience, &seen));
   if (!seen) return make_status(MPI_ERR_OTHER, "self-test: a send never completed");
   if (in != out) return make_status(MPI_ERR_OTHER, "self-test: received data differs from sent");
@@ -188,7 +188,8 @@ Status SelfTest::triggers() {
   MPIX_TRY(p.recv(&got, sizeof got, base + 2, &c_wait, 0));
   MPIX_TRY(p.send(&sent, sizeof sent, self, base + 2, &t_send, FI_TRIGGER));
   MPIX_TRY(p.wait_for(&c_wait, kHold, &seen));
-  if (seen) return make_status(MPI_ERR_OTHER, "self-test: a triggered send went before its trigger");
+  if (seen)
+    return make_status(MPI_ERR_OTHER, "self-test: a triggered send went before its trigger");
   MPIX_OFI_CHECK(fi_cntr_add(cntr.get(), 1));
   MPIX_TRY(p.wait_for(&c_wait, kPatience, &seen));
   if (!seen || got != sent)
@@ -207,14 +208,16 @@ Status SelfTest::triggers() {
   link.op_type = FI_OP_CNTR_ADD;
   link.op.cntr = &link_add;
   int rc = fi_control(&f.domain()->fid, FI_QUEUE_WORK, &link);
-  if (rc != 0) return ofi_status(rc, "self-test: fi_control(FI_QUEUE_WORK, FI_OP_CNTR_ADD)",
-                                 __FILE__, __LINE__);
+  if (rc != 0)
+    return ofi_status(rc, "self-test: fi_control(FI_QUEUE_WORK, FI_OP_CNTR_ADD)", __FILE__,
+                      __LINE__);
   if (fi_cntr_read(cntr2.get()) != 0)
     return make_status(MPI_ERR_OTHER, "self-test: a deferred counter add ran before its trigger");
   MPIX_OFI_CHECK(fi_cntr_add(cntr.get(), 1));
   if (fi_cntr_read(cntr2.get()) != 5)
-    return make_status(MPI_ERR_OTHER, "self-test: a deferred counter add did not run at its "
-                                      "threshold");
+    return make_status(MPI_ERR_OTHER,
+                       "self-test: a deferred counter add did not run at its "
+                       "threshold");
   return {};
 }
 

@@ -20,9 +20,8 @@ bool SoftQueues::post(OfiOp *o, Unexpected *out) {
 }
 
 OfiOp *SoftQueues::arrive(const SoftHeader &h, const char *data, std::size_t len) {
-  auto it = std::find_if(posted_.begin(), posted_.end(), [&h](const OfiOp *o) {
-    return soft_matches(o->tag, o->ignore, h.match);
-  });
+  auto it = std::find_if(posted_.begin(), posted_.end(),
+                         [&h](const OfiOp *o) { return soft_matches(o->tag, o->ignore, h.match); });
   if (it != posted_.end()) {
     OfiOp *o = *it;
     posted_.erase(it);

@@ -40,9 +40,9 @@ static_assert((kTagMask & kSrcMask) == 0 && (kSrcMask & kCtxMask) == 0 &&
 static_assert((kTagMask | kSrcMask | kCtxMask | kInternal) == ~uint64_t{0},
               "tag fields leave bits unused");
 
-constexpr int kMaxTag = static_cast<int>(kTagMask);              // largest MPI tag carried
-constexpr int kMaxRanks = 1 << kSrcBits;                          // largest communicator
-constexpr uint32_t kNumCtx = uint32_t{1} << kCtxBits;             // context ids
+constexpr int kMaxTag = static_cast<int>(kTagMask);    // largest MPI tag carried
+constexpr int kMaxRanks = 1 << kSrcBits;               // largest communicator
+constexpr uint32_t kNumCtx = uint32_t{1} << kCtxBits;  // context ids
 
 constexpr uint64_t encode(uint32_t ctx, int src, int tag) {
   return (uint64_t{ctx} << kCtxShift) | (static_cast<uint64_t>(src) << kSrcShift) |

@@ -52,7 +52,7 @@ class Stream;
 struct TriggerCounter {
   static constexpr uint64_t kMaxThreshold = 0x7fffffff;
   FidPtr<fid_cntr> fid;
-  uint64_t next = 0;  // threshold of the next op armed here (under the stream's enqueue mutex)
+  uint64_t next = 0;   // threshold of the next op armed here (under the stream's enqueue mutex)
   uint64_t first = 0;  // threshold of the first op armed here
   uint64_t ops = 0;    // ops armed here
   uint64_t generation = 0;  // how many counters this stream used before this one

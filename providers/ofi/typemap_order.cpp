@@ -84,8 +84,8 @@ Status walk(MPI_Datatype t, int depth, Seg *out) {
   c.ints.resize(static_cast<std::size_t>(ni));
   c.addrs.resize(static_cast<std::size_t>(na));
   c.types.assign(static_cast<std::size_t>(nd), MPI_DATATYPE_NULL);
-  MPIX_MPI_CHECK(MPI_Type_get_contents(t, ni, na, nd, c.ints.data(), c.addrs.data(),
-                                       c.types.data()));
+  MPIX_MPI_CHECK(
+      MPI_Type_get_contents(t, ni, na, nd, c.ints.data(), c.addrs.data(), c.types.data()));
   const std::vector<int> &I = c.ints;
   const std::vector<MPI_Aint> &A = c.addrs;
   Seg elem;

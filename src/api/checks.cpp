@@ -58,7 +58,8 @@ Status check_datatype(MPI_Datatype dt) {
   int cls = MPI_ERR_TYPE;
   MPI_Error_class(rc, &cls);
   if (cls == MPI_ERR_TYPE)
-    return make_status(MPI_ERR_TYPE, "datatype is not committed (call MPI_Type_commit first) or "
+    return make_status(MPI_ERR_TYPE,
+                       "datatype is not committed (call MPI_Type_commit first) or "
                        "not valid");
   return mpi_status(rc, "MPI_Send(0 elements of datatype to MPI_PROC_NULL)", __FILE__, __LINE__);
 }

@@ -15,8 +15,10 @@ extern "C" int MPI_Comm_free(MPI_Comm *comm) {
   if (!comm || !initialized || finalized) return PMPI_Comm_free(comm);
   const int64_t pending = mpix::comm_ctx_pending(*comm);
   if (pending <= 0) return PMPI_Comm_free(comm);
-  MPIX_LOG(warn, "api", "MPI_Comm_free: %lld enqueued ops on this stream communicator have "
-           "not completed; the communicator is not freed", static_cast<long long>(pending));
+  MPIX_LOG(warn, "api",
+           "MPI_Comm_free: %lld enqueued ops on this stream communicator have "
+           "not completed; the communicator is not freed",
+           static_cast<long long>(pending));
   PMPI_Comm_call_errhandler(*comm, MPI_ERR_PENDING);
   return MPI_ERR_PENDING;
 }

@@ -32,8 +32,10 @@ int exception_class(const char *call) noexcept {
     std::snprintf(msg, sizeof msg, "out of memory");
   } catch (const std::system_error &e) {
     cls = MPI_ERR_OTHER;
-    std::snprintf(msg, sizeof msg, "%s (system error %d: a thread or another system resource "
-                  "could not be had)", e.what(), e.code().value());
+    std::snprintf(msg, sizeof msg,
+                  "%s (system error %d: a thread or another system resource "
+                  "could not be had)",
+                  e.what(), e.code().value());
   } catch (const std::exception &e) {
     std::snprintf(msg, sizeof msg, "internal error: %s", e.what());
   } catch (...) {

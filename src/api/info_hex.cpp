@@ -1,8 +1,9 @@
 // MPIX_Info_set_hex: a binary value (a stream handle) as hex text in an MPI_Info.
+#include "api/info_hex.hpp"
+
 #include <string>
 
 #include "api/errors.hpp"
-#include "api/info_hex.hpp"
 #include "mpix/mpix.h"
 
 namespace mpix {

@@ -44,8 +44,8 @@ MPI_Comm request_comm(const MPI_Request *request) {
 // caller. Open MPI, for one, refuses predefined ops on derived datatypes. Only for predefined
 // ops: a user-defined op is never called here.
 Status check_reduce_op(MPI_Op op, MPI_Datatype dt) {
-  static const MPI_Op kPredefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
-                                       MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+  static const MPI_Op kPredefined[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                                       MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
                                        MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
   bool predefined = false;
   for (MPI_Op p : kPredefined) predefined |= p == op;
@@ -56,8 +56,9 @@ Status check_reduce_op(MPI_Op op, MPI_Datatype dt) {
   int cls = MPI_ERR_OP;
   MPI_Error_class(rc, &cls);
   if (cls == MPI_ERR_TYPE) return make_status(MPI_ERR_TYPE, "datatype is invalid or not committed");
-  return make_status(MPI_ERR_OP, "op is not defined for this datatype (the MPI library refuses "
-                                 "the pair; use a user-defined op)");
+  return make_status(MPI_ERR_OP,
+                     "op is not defined for this datatype (the MPI library refuses "
+                     "the pair; use a user-defined op)");
 }
 
 }  // namespace
@@ -102,8 +103,8 @@ int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, 
 int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status) {
   return api_guard("MPIX_Wait_enqueue", [&]() -> int {
     MPI_Comm comm = request_comm(request);
-    Status st = request ? enqueue_wait(request, status)
-                        : make_status(MPI_ERR_ARG, "request is NULL");
+    Status st =
+        request ? enqueue_wait(request, status) : make_status(MPI_ERR_ARG, "request is NULL");
     return finish(comm, "MPIX_Wait_enqueue", st);
   });
 }
@@ -147,8 +148,10 @@ int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Da
     if (st.is_ok() && recvbuf == MPI_IN_PLACE)
       st = make_status(MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
     if (st.is_ok() && count > 0 && sendbuf == recvbuf && sendbuf != MPI_BOTTOM)
-      st = make_status(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use "
-                       "MPI_IN_PLACE as sendbuf", recvbuf);
+      st = make_status(MPI_ERR_BUFFER,
+                       "sendbuf and recvbuf are the same buffer (%p); use "
+                       "MPI_IN_PLACE as sendbuf",
+                       recvbuf);
     if (st.is_ok() && sendbuf == MPI_IN_PLACE) {
       int inter = 0;
       MPI_Comm_test_inter(comm, &inter);

@@ -55,8 +55,10 @@ Status sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int d
   // MPI_Sendrecv forbids overlapping buffers; the same address with data both ways is the
   // mistake that can be seen without walking the datatypes.
   if (sendbuf == recvbuf && sendbuf && sendbuf != MPI_BOTTOM && sendcount > 0 && recvcount > 0)
-    return make_status(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); they must "
-                       "not overlap", recvbuf);
+    return make_status(MPI_ERR_BUFFER,
+                       "sendbuf and recvbuf are the same buffer (%p); they must "
+                       "not overlap",
+                       recvbuf);
   // Both halves fire at this point of the stream, the receive first; the agent posts them
   // without waiting in between, so a ring of Sendrecvs cannot deadlock.
   MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
@@ -83,8 +85,8 @@ Status sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int d
 
 extern "C" int MPIX_Sendrecv_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                      int dest, int sendtag, void *recvbuf, int recvcount,
-                                     MPI_Datatype recvtype, int source, int recvtag,
-                                     MPI_Comm comm, MPI_Status *status) {
+                                     MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                                     MPI_Status *status) {
   return mpix::finish(comm, "MPIX_Sendrecv_enqueue",
                       mpix::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                                      recvcount, recvtype, source, recvtag, comm, status));

@@ -18,7 +18,9 @@ namespace mpix {
 namespace {
 
 uint64_t handle_id(MPIX_Stream s) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s)); }
-MPIX_Stream to_handle(uint64_t id) { return reinterpret_cast<MPIX_Stream>(static_cast<uintptr_t>(id)); }
+MPIX_Stream to_handle(uint64_t id) {
+  return reinterpret_cast<MPIX_Stream>(static_cast<uintptr_t>(id));
+}
 
 // Reads @p key from @p info; false if absent.
 bool info_get(MPI_Info info, const char *key, std::string *out) {
@@ -54,9 +56,7 @@ Status parse_defer_triggers(MPI_Info info, bool *on) {
   if (!info_get(info, "mpix_defer_trigger", &v)) v = setting_str(Setting::defer_trigger);
   if (v == "1" || v == "true" || v == "on") *on = true;
   else if (v == "0" || v == "false" || v == "off") *on = false;
-  else
-    return make_status(MPI_ERR_ARG, "mpix_defer_trigger \"%s\" is not true or false",
-                       v.c_str());
+  else return make_status(MPI_ERR_ARG, "mpix_defer_trigger \"%s\" is not true or false", v.c_str());
   return {};
 }
 
@@ -70,8 +70,10 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
     else if (type == "hipStream_t") kind = StreamKind::hip;
     else if (type == "mpix_host_stream") kind = StreamKind::host;
     else
-      return make_status(MPI_ERR_ARG, "info type \"%s\" is not cudaStream_t, hipStream_t or "
-                         "mpix_host_stream", type.c_str());
+      return make_status(MPI_ERR_ARG,
+                         "info type \"%s\" is not cudaStream_t, hipStream_t or "
+                         "mpix_host_stream",
+                         type.c_str());
   }
   bool defer = false;
   MPIX_TRY(parse_defer_triggers(info, &defer));
@@ -83,11 +85,15 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
     std::string hex;
     if (info_get(info, "value", &hex)) {
       if (!hex_decode(hex, &native, sizeof native))
-        return make_status(MPI_ERR_ARG, "info value \"%s\" is not a %zu-byte handle encoded "
-                           "with MPIX_Info_set_hex", hex.c_str(), sizeof native);
+        return make_status(MPI_ERR_ARG,
+                           "info value \"%s\" is not a %zu-byte handle encoded "
+                           "with MPIX_Info_set_hex",
+                           hex.c_str(), sizeof native);
     } else if (kind != StreamKind::host) {
-      return make_status(MPI_ERR_ARG, "info type %s needs a \"value\" (the stream handle, set "
-                         "with MPIX_Info_set_hex)", type.c_str());
+      return make_status(MPI_ERR_ARG,
+                         "info type %s needs a \"value\" (the stream handle, set "
+                         "with MPIX_Info_set_hex)",
+                         type.c_str());
     }
     TriggerMode mode = TriggerMode::memop;
     bool explicit_mode = false;

@@ -98,7 +98,7 @@ class Agent {
   Provider *prov_;
   std::atomic<Op *> incoming_{nullptr};  // newest first, linked by Op::submit_next
   std::atomic<Op *> aborted_{nullptr};   // op_fail's ops, linked by Op::abort_next
-  std::atomic<bool> asleep_{false};       // the agent sleeps until notified (see run())
+  std::atomic<bool> asleep_{false};      // the agent sleeps until notified (see run())
   std::atomic<bool> stop_{false};
   std::mutex poll_mu_;  // held while pollers run, so remove_poller() waits them out
   std::vector<AgentPoller *> pollers_;
@@ -339,7 +339,7 @@ void Agent::run() {
 }
 
 std::mutex g_agent_mu;
-Agent *g_agent = nullptr;                   // guarded by g_agent_mu
+Agent *g_agent = nullptr;                    // guarded by g_agent_mu
 std::atomic<Agent *> g_agent_fast{nullptr};  // the same, for the enqueue path's lock-free read
 
 Status agent_get(Agent **out) {

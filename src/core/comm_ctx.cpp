@@ -57,8 +57,10 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   g_generation.fetch_add(1, std::memory_order_acq_rel);
   int64_t pending = (*h)->pending_ops.load();
   if (pending > 0) {
-    MPIX_LOG(warn, "api", "MPI_Comm_free: %lld enqueued ops on this stream communicator have "
-             "not completed; the communicator is not freed", static_cast<long long>(pending));
+    MPIX_LOG(warn, "api",
+             "MPI_Comm_free: %lld enqueued ops on this stream communicator have "
+             "not completed; the communicator is not freed",
+             static_cast<long long>(pending));
     return MPI_ERR_PENDING;
   }
   (*h)->detach_stream();

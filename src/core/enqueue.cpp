@@ -94,15 +94,16 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
   if (!queued) {
     MPIX_TRY(comm_ctx_get(a.comm, &ctx));
     if (!ctx || !ctx->stream)
-      return make_status(MPI_ERR_COMM, "communicator has no stream (make one with "
-                                       "MPIX_Stream_comm_create)");
+      return make_status(MPI_ERR_COMM,
+                         "communicator has no stream (make one with "
+                         "MPIX_Stream_comm_create)");
   }
   if (queued && !want_request) return make_status(MPI_ERR_ARG, "queue ops need a request");
   const std::shared_ptr<Stream> &stream = queued ? a.queue_stream : ctx->stream;
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
   MPIX_TRY(stream->exec(ex));
-  MPIX_TRY(agent_start());  // so that agent_submit cannot fail
+  MPIX_TRY(agent_start());            // so that agent_submit cannot fail
   const bool faults = fault_armed();  // test hook (core/fault.hpp)
   if (faults) MPIX_TRY(fault_hit("op_create"));
 
@@ -260,8 +261,10 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
   // One lock for the whole array; on failure nothing is consumed.
   const int bad = request_find_all(count, requests, ops.data(), /*take=*/true);
   if (bad >= 0)
-    return make_status(MPI_ERR_REQUEST, "request %d is not an mpix enqueue request (or was "
-                                        "already completed, or is listed twice)", bad);
+    return make_status(MPI_ERR_REQUEST,
+                       "request %d is not an mpix enqueue request (or was "
+                       "already completed, or is listed twice)",
+                       bad);
   for (int i = 0; i < count; ++i)
     if (requests[i] == MPI_REQUEST_NULL)
       empty_status(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
@@ -299,8 +302,8 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
       MPIX_TRY(ex->batch(waits.data(), waits.size()));
       for (int k = i; k < end; ++k)
         if (ops[k] && ops[k]->staging)
-          MPIX_TRY(staging_copy_in(*ops[k]->staging, *ex, s.trigger_word(),
-                                   s.peek_next_threshold()));
+          MPIX_TRY(
+              staging_copy_in(*ops[k]->staging, *ex, s.trigger_word(), s.peek_next_threshold()));
     }
     for (int k = i; k < end; ++k) {
       if (!ops[k]) continue;

@@ -33,8 +33,9 @@ struct EnqueueArgs {
   uint64_t queue_threshold = 0;
 };
 
-// Call after runtime_init. Nonblocking when @p request is non-null (a generalized request is returned); otherwise the
-// stream waits for completion and @p status (may be null) is filled in stream order.
+// Call after runtime_init. Nonblocking when @p request is non-null (a generalized request is
+// returned); otherwise the stream waits for completion and @p status (may be null) is filled in
+// stream order.
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status);
 
 // Writes the stream's deferred trigger, if it has one (Stream::defers_triggers), so that the

@@ -14,8 +14,8 @@ void log_set_rank(int rank);
 
 }  // namespace mpix
 
-#define MPIX_LOG(level, subsys, ...)                                          \
-  do {                                                                        \
-    if (::mpix::log_enabled(::mpix::LogLevel::level, subsys))                 \
-      ::mpix::log_write(::mpix::LogLevel::level, subsys, __VA_ARGS__);        \
+#define MPIX_LOG(level, subsys, ...)                                   \
+  do {                                                                 \
+    if (::mpix::log_enabled(::mpix::LogLevel::level, subsys))          \
+      ::mpix::log_write(::mpix::LogLevel::level, subsys, __VA_ARGS__); \
   } while (0)

@@ -26,7 +26,13 @@
 namespace mpix {
 
 enum class OpState : uint8_t {
-  armed, staging_out, triggered, posted, staging_in, complete, retired
+  armed,
+  staging_out,
+  triggered,
+  posted,
+  staging_in,
+  complete,
+  retired
 };
 constexpr int kOpStates = 7;
 inline const char *op_state_name(OpState s) {
@@ -88,9 +94,9 @@ struct Op {
   std::shared_ptr<CommCtx> ctx;
   std::shared_ptr<Stream> stream;
 
-  uint64_t threshold = 0;  // fire once the stream's trigger word reaches this
-  SignalWord done;         // completion word
-  uint64_t done_value = 0; // written to `done` at completion
+  uint64_t threshold = 0;   // fire once the stream's trigger word reaches this
+  SignalWord done;          // completion word
+  uint64_t done_value = 0;  // written to `done` at completion
 
   MPI_Request grequest = MPI_REQUEST_NULL;  // generalized request handed to the user, if any
   MPI_Status *user_status = nullptr;        // where to copy the status in stream order

@@ -33,7 +33,8 @@ uint64_t profile_now_ns() {
 
 void profile_record(ProfileStage s, uint64_t ns) {
   auto &v = samples(s);
-  if (v.size() < kMaxSamples) v.push_back(static_cast<uint32_t>(std::min<uint64_t>(ns, UINT32_MAX)));
+  if (v.size() < kMaxSamples)
+    v.push_back(static_cast<uint32_t>(std::min<uint64_t>(ns, UINT32_MAX)));
 }
 
 void profile_report() {

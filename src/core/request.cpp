@@ -168,9 +168,10 @@ int cancel_fn(void *extra, int complete) {
   // does not wait for a cancellation that never happens; the op completes normally.
   if (complete) return MPI_SUCCESS;
   const auto *op = static_cast<const Op *>(extra);
-  MPIX_LOG(warn, "api", "MPI_Cancel: an mpix enqueued %s (peer %d, tag %d) cannot be cancelled; "
-           "it stays in stream order and completes normally", op_kind_name(op->kind), op->peer,
-           op->tag);
+  MPIX_LOG(warn, "api",
+           "MPI_Cancel: an mpix enqueued %s (peer %d, tag %d) cannot be cancelled; "
+           "it stays in stream order and completes normally",
+           op_kind_name(op->kind), op->peer, op->tag);
   return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 

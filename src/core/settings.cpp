@@ -88,11 +88,13 @@ std::string setting_takes(Setting s) {
       return "a decimal integer " + std::to_string(i.min) + ".." + std::to_string(i.max);
     case SettingKind::one_of:
       out = "one of ";
-      for (const char *w = i.words; *w; ++w) out += *w == '|' ? std::string(", ") : std::string(1, *w);
+      for (const char *w = i.words; *w; ++w)
+        out += *w == '|' ? std::string(", ") : std::string(1, *w);
       return out;
     case SettingKind::list_of:
       out = std::string(i.all) + " or a comma-separated list of ";
-      for (const char *w = i.words; *w; ++w) out += *w == ',' ? std::string(", ") : std::string(1, *w);
+      for (const char *w = i.words; *w; ++w)
+        out += *w == ',' ? std::string(", ") : std::string(1, *w);
       return out;
     case SettingKind::name:
       return "a name without blanks";
@@ -132,7 +134,8 @@ Status setting_parse(Setting s, const char *value, long *n) {
     case SettingKind::name:
       if (!*value) return bad("empty");
       for (const char *p = value; *p; ++p)
-        if (std::isspace(static_cast<unsigned char>(*p)) || !std::isprint(static_cast<unsigned char>(*p)))
+        if (std::isspace(static_cast<unsigned char>(*p)) ||
+            !std::isprint(static_cast<unsigned char>(*p)))
           return bad("not a name");
       return {};
   }
@@ -153,8 +156,8 @@ const Status &settings_check() {
   static const Status *result = [] {
     Status first;
     for (std::size_t i = 0; i < setting_count(); ++i) {
-      Status st = setting_parse(static_cast<Setting>(i), setting_str(static_cast<Setting>(i)),
-                                nullptr);
+      Status st =
+          setting_parse(static_cast<Setting>(i), setting_str(static_cast<Setting>(i)), nullptr);
       if (st.is_ok()) continue;
       MPIX_LOG(error, "api", "%s", st.what().c_str());
       if (first.is_ok()) first = std::move(st);

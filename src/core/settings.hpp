@@ -25,9 +25,9 @@ struct SettingInfo {
   const char *name;
   const char *default_value;
   SettingKind kind;
-  long min, max;        // integer: the range, both ends allowed
-  const char *words;    // one_of: "a|b|c"; list_of: "a,b,c" (the list's elements)
-  const char *all;      // list_of: the word that stands for every element
+  long min, max;      // integer: the range, both ends allowed
+  const char *words;  // one_of: "a|b|c"; list_of: "a,b,c" (the list's elements)
+  const char *all;    // list_of: the word that stands for every element
   const char *help;
 };
 

@@ -25,7 +25,8 @@ SignalWord SignalPool::acquire() {
     // Hand out one word per cache line first (0, 8, 16, ...), so a word a device polls and
     // one the host writes rarely share a line. free_ is a stack: push in reverse.
     constexpr std::size_t kLines = kWordsPerChunk / 8;
-    for (std::size_t n = kWordsPerChunk; n-- > 0;) free_.push_back(w + n / kLines + 8 * (n % kLines));
+    for (std::size_t n = kWordsPerChunk; n-- > 0;)
+      free_.push_back(w + n / kLines + 8 * (n % kLines));
   }
   uint64_t *p = free_.back();
   free_.pop_back();

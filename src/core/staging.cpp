@@ -111,7 +111,7 @@ struct Staging {
   int nbufs = 0;
   Copy out[2];  // device -> bounce, before the trigger
   int nout = 0;
-  Copy in;      // bounce -> device, after the completion wait
+  Copy in;  // bounce -> device, after the completion wait
   bool has_in = false;
   // A receive (not an allreduce, whose result fills its buffer): the message may be shorter.
   bool short_ok = false;
@@ -146,10 +146,9 @@ struct Staging {
     TypeLayout lay;
     MPIX_TRY(typemap_layout(count, dt, &lay));
     const std::ptrdiff_t off = lay.lb;
-    const std::size_t table_at = (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) *
-                                 alignof(CopyRun);
-    const std::size_t end =
-        lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
+    const std::size_t table_at =
+        (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
+    const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
     const std::size_t bytes = len_word ? end + 2 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
     Bounce b;
     MPIX_TRY(pool().acquire(be, bytes, &b));
@@ -282,9 +281,9 @@ void staging_pieces_arrived(Staging &stg, uint64_t len, uint64_t pieces) {
     if (upto > len) upto = len;
     if (upto > c.bytes) upto = c.bytes;
     if (upto <= stg.agent_in) return;
-    Status st = stg.be->agent_copy(stg.agent_dev, c.user + stg.agent_in, c.bounce + stg.agent_in,
-                                   static_cast<std::size_t>(upto) - stg.agent_in,
-                                   &stg.agent_ticket);
+    Status st =
+        stg.be->agent_copy(stg.agent_dev, c.user + stg.agent_in, c.bounce + stg.agent_in,
+                           static_cast<std::size_t>(upto) - stg.agent_in, &stg.agent_ticket);
     if (st.is_ok()) stg.agent_in = static_cast<std::size_t>(upto);
     else MPIX_LOG(warn, "stream", "copying a piece in (left for the end): %s", st.what().c_str());
     return;
@@ -381,7 +380,8 @@ bool staging_agent_copied(const Staging &stg) {
 void *staging_direct_target(Staging &stg) {
   // The stream's copy in must read the length at run time (clip), or be the agent's; a
   // pipelined (chunked) receive copies piece by piece and is left alone.
-  if (!stg.has_in || !stg.short_ok || stg.in.runs || stg.pipelined || stg.recv_chunk) return nullptr;
+  if (!stg.has_in || !stg.short_ok || stg.in.runs || stg.pipelined || stg.recv_chunk)
+    return nullptr;
   if (!stg.on_agent && !stg.clip) return nullptr;
   stg.delivered = true;
   return stg.in.user;

@@ -53,14 +53,14 @@ int mpi_error_code(const Status &st);
 
 }  // namespace mpix
 
-#define MPIX_MPI_CHECK(expr)                                                       \
-  do {                                                                             \
-    int mpix_rc_ = (expr);                                                         \
+#define MPIX_MPI_CHECK(expr)                                                                     \
+  do {                                                                                           \
+    int mpix_rc_ = (expr);                                                                       \
     if (mpix_rc_ != MPI_SUCCESS) return ::mpix::mpi_status(mpix_rc_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define MPIX_TRY(expr)                              \
-  do {                                              \
-    ::mpix::Status mpix_st_ = (expr);               \
-    if (!mpix_st_.is_ok()) return mpix_st_;         \
+#define MPIX_TRY(expr)                      \
+  do {                                      \
+    ::mpix::Status mpix_st_ = (expr);       \
+    if (!mpix_st_.is_ok()) return mpix_st_; \
   } while (0)

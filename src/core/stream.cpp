@@ -7,7 +7,10 @@
 namespace mpix {
 
 Stream::Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<ExecStream> exec)
-    : id_(id), kind_(kind), backend_(backend), exec_(std::move(exec)),
+    : id_(id),
+      kind_(kind),
+      backend_(backend),
+      exec_(std::move(exec)),
       trigger_(signal_pool().acquire()) {
   // Thresholds start above the word's current value (words are recycled, values only grow).
   last_threshold_ = load_trigger_base();
@@ -28,11 +31,14 @@ void Stream::release_exec() {
   // to drain.
   Status st = exec_->check_live();
   if (st.is_ok()) st = exec_->synchronize();
-  if (!st.is_ok()) MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
+  if (!st.is_ok())
+    MPIX_LOG(warn, "stream", "synchronize at stream teardown: %s", st.what().c_str());
   exec_.reset();
 }
 
-uint64_t Stream::load_trigger_base() const { return __atomic_load_n(trigger_.word, __ATOMIC_ACQUIRE); }
+uint64_t Stream::load_trigger_base() const {
+  return __atomic_load_n(trigger_.word, __ATOMIC_ACQUIRE);
+}
 
 Status Stream::exec(ExecStream **out) {
   // Enqueuing while another thread frees the stream is erroneous, so a pointer read here just

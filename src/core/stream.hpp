@@ -62,8 +62,8 @@ class Stream {
   int take_wait_error() { return take_error_for(kErrWait); }
   int take_error();
 
-  std::atomic<int64_t> pending_ops{0};   // enqueued and not yet complete
-  std::atomic<int> attached_comms{0};    // stream communicators using it
+  std::atomic<int64_t> pending_ops{0};  // enqueued and not yet complete
+  std::atomic<int> attached_comms{0};   // stream communicators using it
 
  private:
   uint64_t load_trigger_base() const;

@@ -147,9 +147,10 @@ Status mask_runs(int count, MPI_Datatype t, Runs &out) {
     return make_status(MPI_ERR_TYPE, "a datatype with a negative extent cannot be staged");
   const i64 span = e.text + (count - 1) * e.ext;
   if (span > kMaxMaskBytes)
-    return make_status(MPI_ERR_TYPE, "cannot map the typemap of a %lld-byte datatype span "
-                       "(its constructor is not decoded and the span is over %lld bytes)", span,
-                       kMaxMaskBytes);
+    return make_status(MPI_ERR_TYPE,
+                       "cannot map the typemap of a %lld-byte datatype span "
+                       "(its constructor is not decoded and the span is over %lld bytes)",
+                       span, kMaxMaskBytes);
   // A datatype from MPI_Type_get_contents may be uncommitted: pack with a committed duplicate.
   MPI_Datatype c = t;
   const bool dup = !is_named(t);
@@ -173,8 +174,8 @@ Status mask_runs(int count, MPI_Datatype t, Runs &out) {
   if (rc == MPI_SUCCESS)
     rc = MPI_Unpack(packed.data(), pos, &upos, mask.data() - e.tlb, count, c, MPI_COMM_SELF);
   if (dup) MPI_Type_free(&c);
-  if (rc != MPI_SUCCESS) return mpi_status(rc, "MPI_Pack / MPI_Unpack of a byte mask", __FILE__,
-                                           __LINE__);
+  if (rc != MPI_SUCCESS)
+    return mpi_status(rc, "MPI_Pack / MPI_Unpack of a byte mask", __FILE__, __LINE__);
   for (i64 i = 0; i < span;) {
     if (!mask[static_cast<std::size_t>(i)]) {
       ++i;
@@ -305,8 +306,9 @@ Status layout_common(int count, MPI_Datatype dt, bool mask_only, TypeLayout *out
   Extents e;
   MPIX_TRY(extents(dt, &e));
   if (e.ext < 0 || e.text < 0)
-    return make_status(MPI_ERR_TYPE, "device buffers with a negative-extent datatype cannot be "
-                                     "staged");
+    return make_status(MPI_ERR_TYPE,
+                       "device buffers with a negative-extent datatype cannot be "
+                       "staged");
   *out = TypeLayout{};
   out->lb = static_cast<std::ptrdiff_t>(e.tlb);
   // No bytes at all (an empty typemap may still have an extent): nothing to copy.
@@ -327,8 +329,10 @@ Status layout_common(int count, MPI_Datatype dt, bool mask_only, TypeLayout *out
     i64 bytes = 0;
     for (const Run &r : runs) bytes += r.len * r.count;
     if (bytes == e.size * count && to_layout(runs, e.tlb, span, out)) return {};
-    MPIX_LOG(debug, "stream", "datatype covers %lld bytes in %zu runs, size says %lld: taking "
-             "its typemap from a byte mask", bytes, runs.size(), e.size * count);
+    MPIX_LOG(debug, "stream",
+             "datatype covers %lld bytes in %zu runs, size says %lld: taking "
+             "its typemap from a byte mask",
+             bytes, runs.size(), e.size * count);
     runs.clear();
   }
   MPIX_TRY(mask_runs(count, dt, runs));

@@ -35,7 +35,8 @@ Notifier &notifier() {
 Backoff::Backoff()
     : spin_(setting_long(Setting::spin_us)),
       yield_(setting_long(Setting::yield_us)),
-      busy_yield_(std::max(yield_, std::chrono::microseconds(setting_long(Setting::busy_yield_us)))),
+      busy_yield_(
+          std::max(yield_, std::chrono::microseconds(setting_long(Setting::busy_yield_us)))),
       sleep_max_(setting_long(Setting::sleep_us)),
       sleep_(1) {
   reset();

@@ -58,6 +58,8 @@ inline bool reached(uint64_t value, uint64_t target) {
 inline uint64_t load_signal(const uint64_t *word) {
   return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
-inline void store_signal(uint64_t *word, uint64_t v) { __atomic_store_n(word, v, __ATOMIC_RELEASE); }
+inline void store_signal(uint64_t *word, uint64_t v) {
+  __atomic_store_n(word, v, __ATOMIC_RELEASE);
+}
 
 }  // namespace mpix

@@ -72,8 +72,8 @@ class ExecStream {
     for (std::size_t i = 0; i < n; ++i)
       for (uint64_t k = 0; k < runs[i].count; ++k) {
         const uint64_t off = runs[i].offset + k * runs[i].stride;
-        Status st = copy_async(static_cast<char *>(dst) + off,
-                               static_cast<const char *>(src) + off, runs[i].len);
+        Status st = copy_async(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off,
+                               runs[i].len);
         if (!st.is_ok()) return st;
       }
     return {};

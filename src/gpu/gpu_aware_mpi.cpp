@@ -15,11 +15,10 @@ bool parse_aware_setting(const char *value, AwareSetting *out) {
   static const struct {
     const char *word;
     AwareSetting s;
-  } kWords[] = {{"auto", AwareSetting::automatic}, {"on", AwareSetting::on},
-                {"1", AwareSetting::on},           {"true", AwareSetting::on},
-                {"yes", AwareSetting::on},         {"off", AwareSetting::off},
-                {"0", AwareSetting::off},          {"false", AwareSetting::off},
-                {"no", AwareSetting::off}};
+  } kWords[] = {
+      {"auto", AwareSetting::automatic}, {"on", AwareSetting::on},     {"1", AwareSetting::on},
+      {"true", AwareSetting::on},        {"yes", AwareSetting::on},    {"off", AwareSetting::off},
+      {"0", AwareSetting::off},          {"false", AwareSetting::off}, {"no", AwareSetting::off}};
   for (const auto &w : kWords)
     if (std::strcmp(value, w.word) == 0) {
       *out = w.s;
@@ -80,10 +79,10 @@ const AwareChoice &aware_choice(StreamKind kind) {
   static std::once_flag once;
   static AwareChoice cuda;
   if (kind != StreamKind::cuda) {
-    static const AwareChoice host = aware_choose(AwareSetting::off, AwareQuery::unknown,
-                                                 StreamKind::host);
-    static const AwareChoice hip = aware_choose(AwareSetting::off, AwareQuery::unknown,
-                                                StreamKind::hip);
+    static const AwareChoice host =
+        aware_choose(AwareSetting::off, AwareQuery::unknown, StreamKind::host);
+    static const AwareChoice hip =
+        aware_choose(AwareSetting::off, AwareQuery::unknown, StreamKind::hip);
     return kind == StreamKind::hip ? hip : host;
   }
   std::call_once(once, [] {

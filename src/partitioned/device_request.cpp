@@ -20,12 +20,12 @@ namespace {
 
 struct DeviceRequest {
   Backend *backend = nullptr;
-  bool device_memory = false;      // descriptor in device memory (CUDA), else backend pinned
-  void *mem = nullptr;             // the descriptor and its word table
+  bool device_memory = false;  // descriptor in device memory (CUDA), else backend pinned
+  void *mem = nullptr;         // the descriptor and its word table
   // Where mem is device memory: a host copy (own word table) for host threads, which use the
   // same handle through mpix_device.h's host build (MPIX_Prequest_host_view).
   std::vector<uint64_t> host_copy;
-  std::shared_ptr<PWords> words;   // kept alive while a kernel may use them
+  std::shared_ptr<PWords> words;  // kept alive while a kernel may use them
 };
 
 struct Registry {
@@ -48,7 +48,8 @@ Backend *device_backend() {
     std::unique_ptr<ExecStream> probe;
     Status st = be->open_stream(nullptr, TriggerMode::memop, &probe);
     if (!st.is_ok())
-      MPIX_LOG(info, "api", "MPIX_Prequest_create: preparing the current %s device through its "
+      MPIX_LOG(info, "api",
+               "MPIX_Prequest_create: preparing the current %s device through its "
                "null stream: %s (its signal memory is mapped once a stream of it is opened)",
                be->name(), st.what().c_str());
     return be;
@@ -99,8 +100,10 @@ Status allocate(Backend *be, std::size_t bytes, DeviceRequest *dr) {
     cudaError_t rc = cudaMalloc(&d, bytes);
     if (rc != cudaSuccess) {
       cudaGetLastError();
-      return make_status(MPI_ERR_NO_MEM, "placing a %zu-byte device request in device memory: "
-                         "%s", bytes, cudaGetErrorString(rc));
+      return make_status(MPI_ERR_NO_MEM,
+                         "placing a %zu-byte device request in device memory: "
+                         "%s",
+                         bytes, cudaGetErrorString(rc));
     }
     dr->mem = d;
     dr->device_memory = true;
@@ -150,8 +153,8 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
     auto *h = reinterpret_cast<mpix_prequest_s *>(dr.host_copy.data());
     h->words = reinterpret_cast<uint64_t *const *>(h + 1);
   }
-  MPIX_LOG(debug, "api", "device request %p (%s, %s memory) for %zu partitions", dr.mem,
-           be->name(), dr.device_memory ? "device" : "host", n);
+  MPIX_LOG(debug, "api", "device request %p (%s, %s memory) for %zu partitions", dr.mem, be->name(),
+           dr.device_memory ? "device" : "host", n);
   *out = static_cast<MPIX_Prequest>(dr.mem);
   Registry &reg = registry();
   std::lock_guard<std::mutex> lk(reg.mu);

@@ -45,9 +45,10 @@ Status check_host_accessible(const void *buf, MPI_Datatype dt, const char *name)
     Backend *be = nullptr;
     if (!backend_get(k, &be).is_ok()) continue;
     if (be->classify(first) == MemKind::device)
-      return make_status(MPI_ERR_BUFFER, "%s %p is %s device memory: partitioned buffers must "
-                         "be host-accessible (pinned host or managed memory)", name, buf,
-                         be->name());
+      return make_status(MPI_ERR_BUFFER,
+                         "%s %p is %s device memory: partitioned buffers must "
+                         "be host-accessible (pinned host or managed memory)",
+                         name, buf, be->name());
   }
   return {};
 }
@@ -60,14 +61,17 @@ Status p_init(PRequest::Side side, const void *buf, int partitions, MPI_Count co
   if (count < 0)
     return make_status(MPI_ERR_COUNT, "count %lld is negative", static_cast<long long>(count));
   if (count > INT_MAX)
-    return make_status(MPI_ERR_COUNT, "count %lld per partition is more than INT_MAX (each "
-                       "partition travels as one MPI message)", static_cast<long long>(count));
+    return make_status(MPI_ERR_COUNT,
+                       "count %lld per partition is more than INT_MAX (each "
+                       "partition travels as one MPI message)",
+                       static_cast<long long>(count));
   MPIX_TRY(runtime_init());
   MPIX_TRY(check_datatype(dt));
   MPIX_TRY(check_buffer(buf, partitions > 0 && count > 0 ? 1 : 0, dt, "buf"));
   // MPI-4 partitioned calls take no wildcards.
   if (peer == MPI_ANY_SOURCE)
-    return make_status(MPI_ERR_RANK, "MPI_ANY_SOURCE: partitioned communication takes no "
+    return make_status(MPI_ERR_RANK,
+                       "MPI_ANY_SOURCE: partitioned communication takes no "
                        "wildcards");
   if (tag == MPI_ANY_TAG)
     return make_status(MPI_ERR_TAG, "MPI_ANY_TAG: partitioned communication takes no wildcards");
@@ -75,8 +79,8 @@ Status p_init(PRequest::Side side, const void *buf, int partitions, MPI_Count co
   MPIX_TRY(check_tag(tag, false));
   MPIX_TRY(check_host_accessible(buf, dt, "buf"));
   std::shared_ptr<PRequest> r;
-  MPIX_TRY(PRequest::init(side, const_cast<void *>(buf), partitions, count, dt, peer, tag, comm,
-                          &r));
+  MPIX_TRY(
+      PRequest::init(side, const_cast<void *>(buf), partitions, count, dt, peer, tag, comm, &r));
   *request = reinterpret_cast<MPIX_Request>(static_cast<uintptr_t>(prequest_register(r)));
   return {};
 }
@@ -136,25 +140,27 @@ int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
                     int dest, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
   return api_guard("MPIX_Psend_init", [&]() -> int {
     (void)info;  // no hints are defined
-    return finish(comm, "MPIX_Psend_init", p_init(PRequest::Side::send, buf, partitions, count,
-                                                  datatype, dest, tag, comm, request));
+    return finish(
+        comm, "MPIX_Psend_init",
+        p_init(PRequest::Side::send, buf, partitions, count, datatype, dest, tag, comm, request));
   });
 }
 
-int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                    int source, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
+int MPIX_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                    int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request) {
   return api_guard("MPIX_Precv_init", [&]() -> int {
     (void)info;
-    return finish(comm, "MPIX_Precv_init", p_init(PRequest::Side::recv, buf, partitions, count,
-                                                  datatype, source, tag, comm, request));
+    return finish(
+        comm, "MPIX_Precv_init",
+        p_init(PRequest::Side::recv, buf, partitions, count, datatype, source, tag, comm, request));
   });
 }
 
 int MPIX_Start(MPIX_Request *request) {
   return api_guard("MPIX_Start", [&]() -> int {
     MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-    Status st = request ? start_all(1, request, false, false)
-                        : make_status(MPI_ERR_ARG, "request is NULL");
+    Status st =
+        request ? start_all(1, request, false, false) : make_status(MPI_ERR_ARG, "request is NULL");
     return finish(comm, "MPIX_Start", st);
   });
 }
@@ -169,8 +175,8 @@ int MPIX_Startall(int count, MPIX_Request array_of_requests[]) {
 int MPIX_Start_enqueue(MPIX_Request *request) {
   return api_guard("MPIX_Start_enqueue", [&]() -> int {
     MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-    Status st = request ? start_all(1, request, true, false)
-                        : make_status(MPI_ERR_ARG, "request is NULL");
+    Status st =
+        request ? start_all(1, request, true, false) : make_status(MPI_ERR_ARG, "request is NULL");
     return finish(comm, "MPIX_Start_enqueue", st);
   });
 }
@@ -233,8 +239,8 @@ int MPIX_Wait(MPIX_Request *request, MPI_Status *status) {
 int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status) {
   return api_guard("MPIX_Test", [&]() -> int {
     MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
-    Status st = flag ? wait_or_test(request, flag, status)
-                     : make_status(MPI_ERR_ARG, "flag is NULL");
+    Status st =
+        flag ? wait_or_test(request, flag, status) : make_status(MPI_ERR_ARG, "flag is NULL");
     return finish(comm, "MPIX_Test", st);
   });
 }
@@ -278,8 +284,7 @@ int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest) {
 
 MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest) {
   try {
-    return prequest == MPIX_PREQUEST_NULL ? MPIX_PREQUEST_NULL
-                                          : device_request_host_view(prequest);
+    return prequest == MPIX_PREQUEST_NULL ? MPIX_PREQUEST_NULL : device_request_host_view(prequest);
   } catch (...) {
     exception_class("MPIX_Prequest_host_view");
     return MPIX_PREQUEST_NULL;

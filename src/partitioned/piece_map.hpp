@@ -19,8 +19,8 @@ struct PieceMap {
     int first_part = 0;       // receive partitions it completes part of: [first_part, last_part]
     int last_part = -1;       // (empty when the piece or the receive partitions have no bytes)
   };
-  std::vector<Piece> pieces;      // one per send partition
-  std::vector<int> pieces_of;     // per receive partition: pieces overlapping it (0: none)
+  std::vector<Piece> pieces;   // one per send partition
+  std::vector<int> pieces_of;  // per receive partition: pieces overlapping it (0: none)
 
   // @p send_parts partitions of @p send_bytes bytes each into @p recv_parts partitions of
   // @p recv_bytes bytes, in receive elements of @p elem_size bytes. Errors: MPI_ERR_TRUNCATE

@@ -4,8 +4,8 @@
 
 #include <climits>
 #include <mutex>
-#include <vector>
 #include <unordered_map>
+#include <vector>
 
 #include "core/comm_ctx.hpp"
 #include "core/log.hpp"
@@ -103,11 +103,9 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[1] = partitions;
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
-    MPIX_MPI_CHECK(MPI_Isend(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr,
-                             &r->header_req_));
+    MPIX_MPI_CHECK(MPI_Isend(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr, &r->header_req_));
   } else {
-    MPIX_MPI_CHECK(MPI_Irecv(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr,
-                             &r->header_req_));
+    MPIX_MPI_CHECK(MPI_Irecv(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr, &r->header_req_));
   }
   *out = std::move(r);
   return {};
@@ -129,7 +127,8 @@ PRequest::~PRequest() {
 
 Status PRequest::stream_of_comm(ExecStream **ex, std::mutex **order) {
   if (!ctx_ || !ctx_->stream)
-    return make_status(MPI_ERR_COMM, "the request's communicator has no stream: enqueued "
+    return make_status(MPI_ERR_COMM,
+                       "the request's communicator has no stream: enqueued "
                        "start and wait need a stream communicator (MPIX_Stream_comm_create)");
   MPIX_TRY(ctx_->stream->exec(ex));
   *order = &ctx_->stream->enqueue_mutex();
@@ -148,15 +147,20 @@ Status PRequest::device_error(bool consume) {
       return make_status(MPI_ERR_ARG, "a device call named partition %d, outside 0..%d", part,
                          partitions_ - 1);
     case MPIX_PREQ_ERR_INACTIVE:
-      return make_status(MPI_ERR_REQUEST, "a device call (partition %d) used the request while "
-                         "it was not active", part);
+      return make_status(MPI_ERR_REQUEST,
+                         "a device call (partition %d) used the request while "
+                         "it was not active",
+                         part);
     case MPIX_PREQ_ERR_DOUBLE:
-      return make_status(MPI_ERR_ARG, "device MPIX_Pready marked partition %d ready twice in "
-                         "one round", part);
+      return make_status(MPI_ERR_ARG,
+                         "device MPIX_Pready marked partition %d ready twice in "
+                         "one round",
+                         part);
     case MPIX_PREQ_ERR_SIDE:
-      return make_status(MPI_ERR_REQUEST, "a device call (partition %d) used a %s request the "
-                         "wrong way (MPIX_Pready on a receive / MPIX_Parrived on a send)", part,
-                         side_ == Side::send ? "send" : "receive");
+      return make_status(MPI_ERR_REQUEST,
+                         "a device call (partition %d) used a %s request the "
+                         "wrong way (MPIX_Pready on a receive / MPIX_Parrived on a send)",
+                         part, side_ == Side::send ? "send" : "receive");
     default:
       return make_status(MPI_ERR_INTERN, "unknown device error record %#llx",
                          static_cast<unsigned long long>(code));
@@ -165,17 +169,19 @@ Status PRequest::device_error(bool consume) {
 
 Status PRequest::check_start(bool enqueued) {
   if (active_)
-    return make_status(MPI_ERR_REQUEST, "request is already active (complete it with MPIX_Wait, "
+    return make_status(MPI_ERR_REQUEST,
+                       "request is already active (complete it with MPIX_Wait, "
                        "MPIX_Test or MPIX_Pwait_enqueue before starting it again)");
   const uint64_t r = current_round();
-  if (!enqueued && last_wait_enqueued_ &&
-      !reached(load_signal(words_->round.word), words_->R(r)))
-    return make_status(MPI_ERR_REQUEST, "round %llu was completed with MPIX_Pwait_enqueue and "
+  if (!enqueued && last_wait_enqueued_ && !reached(load_signal(words_->round.word), words_->R(r)))
+    return make_status(MPI_ERR_REQUEST,
+                       "round %llu was completed with MPIX_Pwait_enqueue and "
                        "the stream has not reached that wait yet: restart with "
                        "MPIX_Start_enqueue, or synchronise the stream first",
                        static_cast<unsigned long long>(r));
   if (enqueued && (!ctx_ || !ctx_->stream))
-    return make_status(MPI_ERR_COMM, "the request's communicator has no stream: "
+    return make_status(MPI_ERR_COMM,
+                       "the request's communicator has no stream: "
                        "MPIX_Start_enqueue needs a stream communicator");
   return {};
 }
@@ -203,8 +209,7 @@ Status PRequest::pready(const int *parts, int n) {
   if (side_ != Side::send)
     return make_status(MPI_ERR_REQUEST, "MPIX_Pready on a partitioned receive request");
   std::lock_guard<std::mutex> lk(mu_);
-  if (!active_)
-    return make_status(MPI_ERR_REQUEST, "request is not active (MPIX_Start it first)");
+  if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (MPIX_Start it first)");
   const uint64_t R = words_->R(current_round());
   std::vector<char> seen(n > 1 ? static_cast<std::size_t>(partitions_) : 0u, 0);
   for (int i = 0; i < n; ++i) {
@@ -291,8 +296,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
 
 Status PRequest::pwait_enqueue(MPI_Status *status) {
   std::lock_guard<std::mutex> lk(mu_);
-  if (!active_)
-    return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
+  if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
   ExecStream *ex = nullptr;
   std::mutex *order = nullptr;
   MPIX_TRY(stream_of_comm(&ex, &order));
@@ -332,7 +336,8 @@ Status PRequest::release(bool *released) {
   *released = false;
   if (active_) {
     if (static_cast<int64_t>(load_signal(words_->error.word) - words_->base) <= 0)
-      return make_status(MPI_ERR_REQUEST, "request is active: complete it (MPIX_Wait / "
+      return make_status(MPI_ERR_REQUEST,
+                         "request is active: complete it (MPIX_Wait / "
                          "MPIX_Test / MPIX_Pwait_enqueue) before freeing it");
     // A device misuse stalled the round: abandon it.
     abandon_round(words_->R(current_round()));
@@ -379,10 +384,12 @@ void report_active_at_finalize() {
 bool PRequest::report_if_active() {
   std::lock_guard<std::mutex> lk(mu_);
   if (!active_) return false;
-  MPIX_LOG(warn, "api", "partitioned %s request (peer %d, tag %d, %d partitions) still active "
+  MPIX_LOG(warn, "api",
+           "partitioned %s request (peer %d, tag %d, %d partitions) still active "
            "at MPI_Finalize: round %llu was started and never completed (MPIX_Wait, MPIX_Test "
-           "or MPIX_Pwait_enqueue)", side_ == Side::send ? "send" : "receive", peer_, tag_,
-           partitions_, static_cast<unsigned long long>(current_round()));
+           "or MPIX_Pwait_enqueue)",
+           side_ == Side::send ? "send" : "receive", peer_, tag_, partitions_,
+           static_cast<unsigned long long>(current_round()));
   return true;
 }
 

@@ -119,7 +119,7 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::shared_ptr<CommCtx> ctx_;  // set when comm_ is a stream communicator
   std::shared_ptr<PrivateComms> pc_;
   std::shared_ptr<PWords> words_;
-  int data_tag_base_ = 0;      // send: allocated; receive: from the header
+  int data_tag_base_ = 0;  // send: allocated; receive: from the header
   int64_t header_[4] = {0, 0, 0, 0};
   MPI_Request header_req_ = MPI_REQUEST_NULL;
 
@@ -130,12 +130,12 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   uint64_t reported_error_ = 0;  // last device error word value reported
 
   // Shared with the engine.
-  std::atomic<uint64_t> started_{0};    // rounds started; incremented under the engine lock
+  std::atomic<uint64_t> started_{0};  // rounds started; incremented under the engine lock
   std::atomic<bool> cancel_{false};
-  std::mutex status_mu_;                // round status hand-off
+  std::mutex status_mu_;  // round status hand-off
   MPI_Status round_status_{};
-  uint64_t status_round_ = 0;           // the round round_status_ belongs to
-  std::string round_error_text_;        // why round_status_.MPI_ERROR is set
+  uint64_t status_round_ = 0;     // the round round_status_ belongs to
+  std::string round_error_text_;  // why round_status_.MPI_ERROR is set
   // MPIX_Pwait_enqueue statuses to fill when their round completes (the host may enqueue
   // several rounds ahead of the agent).
   std::vector<std::pair<uint64_t, MPI_Status *>> enqueued_status_;

@@ -31,13 +31,14 @@ bool PRequest::engine_header() {
   if (!flag) return false;
   if (side_ == Side::recv) {
     if (header_[0] != kHeaderMagic || header_[1] < 0 || header_[2] < 0) {
-      header_error_ = make_status(MPI_ERR_OTHER, "partitioned receive from %d tag %d matched a "
-                                  "malformed header", peer_, tag_);
+      header_error_ = make_status(MPI_ERR_OTHER,
+                                  "partitioned receive from %d tag %d matched a "
+                                  "malformed header",
+                                  peer_, tag_);
     } else {
       data_tag_base_ = static_cast<int>(header_[3]);
       header_error_ = PieceMap::build(header_[1], header_[2], partitions_,
-                                      static_cast<int64_t>(count_) * type_size_, type_size_,
-                                      &map_);
+                                      static_cast<int64_t>(count_) * type_size_, type_size_, &map_);
       if (!header_error_.is_ok() && header_[1] <= INT_MAX && header_[2] <= INT_MAX &&
           header_[1] * header_[2] <= PTRDIFF_MAX) {
         drain_parts_ = static_cast<int>(header_[1]);
@@ -109,12 +110,15 @@ void PRequest::engine_post_drains() {
   piece_status_.resize(piece_reqs_.size());
   for (int i = 0; i < drain_parts_; ++i) {
     // MPI_BYTE: only the bytes matter, the data is dropped.
-    int rc = MPI_Irecv(drain_buf_.data() + bytes * static_cast<std::size_t>(i), drain_bytes_,
-                       MPI_BYTE, peer_, data_tag_base_ + i, pc_->data,
-                       &piece_reqs_[static_cast<std::size_t>(i)]);
+    int rc =
+        MPI_Irecv(drain_buf_.data() + bytes * static_cast<std::size_t>(i), drain_bytes_, MPI_BYTE,
+                  peer_, data_tag_base_ + i, pc_->data, &piece_reqs_[static_cast<std::size_t>(i)]);
     if (rc == MPI_SUCCESS) ++pieces_left_;
-    else MPIX_LOG(warn, "api", "partitioned receive from %d tag %d: could not take the sender's "
-                  "partition %d after the size mismatch", peer_, tag_, i);
+    else
+      MPIX_LOG(warn, "api",
+               "partitioned receive from %d tag %d: could not take the sender's "
+               "partition %d after the size mismatch",
+               peer_, tag_, i);
   }
 }
 
@@ -245,8 +249,7 @@ void PartitionedEngine::ensure_registered() {
   std::call_once(registered_, [this] {
     Status st = agent_add_poller(this);
     if (!st.is_ok())
-      MPIX_LOG(error, "agent", "partitioned engine: cannot start the agent: %s",
-               st.what().c_str());
+      MPIX_LOG(error, "agent", "partitioned engine: cannot start the agent: %s", st.what().c_str());
   });
 }
 

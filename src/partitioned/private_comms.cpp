@@ -68,8 +68,9 @@ Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
   int inter = 0;
   MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
   if (inter)
-    return make_status(MPI_ERR_COMM, "partitioned communication on an intercommunicator is not "
-                                     "supported");
+    return make_status(MPI_ERR_COMM,
+                       "partitioned communication on an intercommunicator is not "
+                       "supported");
   auto pc = std::make_shared<PrivateComms>();
   MPIX_TRY(make_private(comm, &pc->hdr));
   MPIX_TRY(make_private(comm, &pc->data));
@@ -111,8 +112,10 @@ int tag_ub() {
 Status data_tags_acquire(int n, int *base) {
   const int64_t space = static_cast<int64_t>(tag_ub()) + 1;
   if (n > space)
-    return make_status(MPI_ERR_OTHER, "%d partitions need %d tags, more than MPI_TAG_UB + 1 "
-                       "(%lld)", n, n, static_cast<long long>(space));
+    return make_status(MPI_ERR_OTHER,
+                       "%d partitions need %d tags, more than MPI_TAG_UB + 1 "
+                       "(%lld)",
+                       n, n, static_cast<long long>(space));
   TagSpace &t = tags();
   std::lock_guard<std::mutex> lk(t.mu);
   if (n == 0) {
@@ -140,8 +143,10 @@ Status data_tags_acquire(int n, int *base) {
     t.cursor = static_cast<int>((c + n) % space);
     return {};
   }
-  return make_status(MPI_ERR_OTHER, "no free range of %d tags left for partitioned sends "
-                     "(%zu live partitioned sends hold them)", n, t.live.size());
+  return make_status(MPI_ERR_OTHER,
+                     "no free range of %d tags left for partitioned sends "
+                     "(%zu live partitioned sends hold them)",
+                     n, t.live.size());
 }
 
 void data_tags_release(int base, int n) {

@@ -39,7 +39,8 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
     Provider *prov = nullptr;
     MPIX_TRY(provider_get(&prov));
     if (std::strcmp(prov->name(), "mpi") != 0)
-      return make_status(MPI_ERR_COMM, "provider %s carries queue ops only on stream "
+      return make_status(MPI_ERR_COMM,
+                         "provider %s carries queue ops only on stream "
                          "communicators (MPIX_Stream_comm_create); comm is a plain one",
                          prov->name());
     ctx = plain_ctx_;
@@ -51,8 +52,9 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
   MPIX_TRY(enqueue_op(a, request, nullptr));
   // The op lives at least as long as the request the caller has not seen yet.
   Op *op = request_find(*request, false);
-  if (!op) return make_status(MPI_ERR_INTERN, "queue op request %p not found", 
-                              static_cast<void *>(request));
+  if (!op)
+    return make_status(MPI_ERR_INTERN, "queue op request %p not found",
+                       static_cast<void *>(request));
   // Device buffers (op->staging) are copied at start and wait, not here.
   unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold, op->staging});
   return {};
@@ -101,8 +103,10 @@ Status Queue::wait() {
 Status Queue::check_idle() const {
   int64_t pending = stream_->pending_ops.load();
   if (pending > 0)
-    return make_status(MPI_ERR_PENDING, "%lld op(s) enqueued on the queue have not completed "
-                       "(started and waited for?)", static_cast<long long>(pending));
+    return make_status(MPI_ERR_PENDING,
+                       "%lld op(s) enqueued on the queue have not completed "
+                       "(started and waited for?)",
+                       static_cast<long long>(pending));
   return {};
 }
 
@@ -144,8 +148,9 @@ std::shared_ptr<Queue> queue_lookup(uint64_t id) {
 
 Status queue_unregister(uint64_t id) {
   std::shared_ptr<Queue> q = queue_lookup(id);
-  if (!q) return make_status(MPI_ERR_ARG, "queue handle %#llx is not a live queue (freed twice?)",
-                             static_cast<unsigned long long>(id));
+  if (!q)
+    return make_status(MPI_ERR_ARG, "queue handle %#llx is not a live queue (freed twice?)",
+                       static_cast<unsigned long long>(id));
   MPIX_TRY(q->check_idle());
   // Outside the registry lock: may wait for the native stream.
   MPIX_TRY(q->drain());

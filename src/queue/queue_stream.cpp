@@ -19,8 +19,7 @@ Status trigger_setting(TriggerMode *mode) {
   else if (!std::strcmp(v, "hostfn")) *mode = TriggerMode::hostfn;
   else if (!std::strcmp(v, "kernel")) *mode = TriggerMode::kernel;
   else
-    return make_status(MPI_ERR_ARG, "MPIX_TRIGGER=%s is not one of auto, memop, hostfn, kernel",
-                       v);
+    return make_status(MPI_ERR_ARG, "MPIX_TRIGGER=%s is not one of auto, memop, hostfn, kernel", v);
   return {};
 }
 
@@ -33,8 +32,10 @@ Status kind_setting(bool *forced, StreamKind *kind) {
   else if (!std::strcmp(v, "cudaStream_t")) *kind = StreamKind::cuda;
   else if (!std::strcmp(v, "hipStream_t")) *kind = StreamKind::hip;
   else
-    return make_status(MPI_ERR_ARG, "MPIX_QUEUE_STREAM=%s is not one of auto, mpix_host_stream, "
-                       "cudaStream_t, hipStream_t", v);
+    return make_status(MPI_ERR_ARG,
+                       "MPIX_QUEUE_STREAM=%s is not one of auto, mpix_host_stream, "
+                       "cudaStream_t, hipStream_t",
+                       v);
   return {};
 }
 
@@ -52,8 +53,10 @@ Status guess_gpu_kind(void *native, StreamKind *kind) {
     }
     why += std::string(why.empty() ? "" : "; ") + st.what();
   }
-  return make_status(MPI_ERR_ARG, "stream %p is not a live mpix_host_stream_t and no GPU "
-                     "backend can take it (%s)", native, why.c_str());
+  return make_status(MPI_ERR_ARG,
+                     "stream %p is not a live mpix_host_stream_t and no GPU "
+                     "backend can take it (%s)",
+                     native, why.c_str());
 }
 
 }  // namespace

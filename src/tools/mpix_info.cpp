@@ -66,8 +66,7 @@ int main(int argc, char **argv) {
       std::printf("  provider chosen:    none: %s\n", st.what().c_str());
     }
     // Only provider mpi hands buffers to the MPI library; the decision is what it would do.
-    std::printf("  CUDA device buffers to MPI: %s\n",
-                aware_choice(StreamKind::cuda).why.c_str());
+    std::printf("  CUDA device buffers to MPI: %s\n", aware_choice(StreamKind::cuda).why.c_str());
   }
   std::printf("settings (environment variables):\n");
   for (std::size_t i = 0; i < setting_count(); ++i) {

@@ -15,6 +15,8 @@
 //    Numerical Algorithms, sec. 4.2), so two orders differ by at most 2*gamma_(n-1) relative,
 //    and the square root halves that and adds one rounding: n * DBL_EPSILON (= n * 2^-52) is a
 //    safe bound.
+#include "jacobi.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,7 +27,6 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "jacobi.hpp"
 #include "stencil.hpp"
 
 namespace {
@@ -121,9 +122,10 @@ TEST_CASE("jacobi: every variant equals the serial reference bitwise on every pr
     }
 }
 
-TEST_CASE("jacobi: the default process grid (MPI_Dims_create) and a check interval that does "
-          "not divide the iteration count",
-          "[jacobi]") {
+TEST_CASE(
+    "jacobi: the default process grid (MPI_Dims_create) and a check interval that does "
+    "not divide the iteration count",
+    "[jacobi]") {
   auto dev = jacobi::make_host_device();
   jacobi::Params p;
   p.nx = 29;
@@ -133,8 +135,7 @@ TEST_CASE("jacobi: the default process grid (MPI_Dims_create) and a check interv
   check_against_reference(p, *dev);
 }
 
-TEST_CASE("jacobi: with a tolerance every variant stops at the reference's iteration",
-          "[jacobi]") {
+TEST_CASE("jacobi: with a tolerance every variant stops at the reference's iteration", "[jacobi]") {
   auto dev = jacobi::make_host_device();
   jacobi::Params p;
   p.nx = 24;

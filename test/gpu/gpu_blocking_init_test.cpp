@@ -24,33 +24,33 @@ namespace {
 
 int g_rank = -1, g_failures = 0;
 
-#define EXPECT(cond, ...)                                                         \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
+#define EXPECT(cond, ...)                                                                      \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
       std::fprintf(stderr, "rank %d: FAILED %s (%s:%d): ", g_rank, #cond, __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                                          \
-      std::fprintf(stderr, "\n");                                                 \
-      ++g_failures;                                                               \
-    }                                                                             \
+      std::fprintf(stderr, __VA_ARGS__);                                                       \
+      std::fprintf(stderr, "\n");                                                              \
+      ++g_failures;                                                                            \
+    }                                                                                          \
   } while (0)
-#define CUDA_OK(expr)                                                             \
-  do {                                                                            \
-    cudaError_t rc_ = (expr);                                                     \
-    if (rc_ != cudaSuccess) {                                                     \
+#define CUDA_OK(expr)                                                                           \
+  do {                                                                                          \
+    cudaError_t rc_ = (expr);                                                                   \
+    if (rc_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "rank %d: %s failed: %s\n", g_rank, #expr, cudaGetErrorString(rc_)); \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                               \
-    }                                                                             \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                                             \
+    }                                                                                           \
   } while (0)
-#define MPI_OK(expr)                                                              \
-  do {                                                                            \
-    int rc_ = (expr);                                                             \
-    if (rc_ != MPI_SUCCESS) {                                                     \
-      char msg_[MPI_MAX_ERROR_STRING];                                            \
-      int len_ = 0;                                                               \
-      MPI_Error_string(rc_, msg_, &len_);                                         \
-      std::fprintf(stderr, "rank %d: %s failed: %s\n", g_rank, #expr, msg_);      \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                               \
-    }                                                                             \
+#define MPI_OK(expr)                                                         \
+  do {                                                                       \
+    int rc_ = (expr);                                                        \
+    if (rc_ != MPI_SUCCESS) {                                                \
+      char msg_[MPI_MAX_ERROR_STRING];                                       \
+      int len_ = 0;                                                          \
+      MPI_Error_string(rc_, msg_, &len_);                                    \
+      std::fprintf(stderr, "rank %d: %s failed: %s\n", g_rank, #expr, msg_); \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                          \
+    }                                                                        \
   } while (0)
 
 int local_rank_from_env() {
@@ -77,7 +77,11 @@ void free_stream_comm(MPIX_Stream *stream, MPI_Comm *comm) {
 
 // Allreduces of growing sizes queued back to back on @p cs, each checked on the stream.
 void allreduces(cudaStream_t cs, const char *what) {
-  const int size = [] { int n = 0; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }();
+  const int size = [] {
+    int n = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+  }();
   MPIX_Stream stream;
   MPI_Comm comm;
   make_stream_comm(cs, &stream, &comm);

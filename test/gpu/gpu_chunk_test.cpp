@@ -41,10 +41,10 @@ TEST_CASE("chunked device messages 1 B .. 64 MiB arrive intact and nothing past 
     CUDA_REQUIRE(fill_pattern(out.get(), m, seed, s.cs));
     MPI_Request r[2];
     MPI_Status st[2];
-    REQUIRE(MPIX_Irecv_enqueue(in.get(), static_cast<int>(m + extra), MPI_BYTE, peer, 2,
-                               s.comm, &r[0]) == MPI_SUCCESS);
-    REQUIRE(MPIX_Isend_enqueue(out.get(), static_cast<int>(m), MPI_BYTE, peer, 2, s.comm,
-                               &r[1]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(in.get(), static_cast<int>(m + extra), MPI_BYTE, peer, 2, s.comm,
+                               &r[0]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(out.get(), static_cast<int>(m), MPI_BYTE, peer, 2, s.comm, &r[1]) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
     s.sync();
     int count = -1;
@@ -83,8 +83,8 @@ TEST_CASE("ANY_TAG device receives take chunked and plain messages in send order
     }
   } else {
     for (std::size_t k = 0; k < sizes.size(); ++k)
-      REQUIRE(MPIX_Irecv_enqueue(bufs[k]->get(), static_cast<int>(cap), MPI_BYTE, peer,
-                                 MPI_ANY_TAG, s.comm, &r[k]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Irecv_enqueue(bufs[k]->get(), static_cast<int>(cap), MPI_BYTE, peer, MPI_ANY_TAG,
+                                 s.comm, &r[k]) == MPI_SUCCESS);
   }
   REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), st.data()) == MPI_SUCCESS);
   s.sync();
@@ -115,8 +115,8 @@ TEST_CASE("a device receive too short for a chunked message reports MPI_ERR_TRUN
     REQUIRE(MPIX_Send_enqueue(buf.get(), static_cast<int>(m), MPI_BYTE, peer, 4, s.comm) ==
             MPI_SUCCESS);
   } else {
-    REQUIRE(MPIX_Recv_enqueue(buf.get(), static_cast<int>(2 * C), MPI_BYTE, peer, 4, s.comm,
-                              &st) == MPI_SUCCESS);
+    REQUIRE(MPIX_Recv_enqueue(buf.get(), static_cast<int>(2 * C), MPI_BYTE, peer, 4, s.comm, &st) ==
+            MPI_SUCCESS);
   }
   s.sync();
   if (rank % 2) CHECK(error_class(st.MPI_ERROR) == MPI_ERR_TRUNCATE);

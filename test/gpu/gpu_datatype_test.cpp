@@ -139,10 +139,8 @@ TEST_CASE("a strided receive into device memory writes only the typemap's bytes"
       // The user's buffer pointer is the span's start minus the true lower bound.
       char *ubuf_out = out.as<char>() - sp.lb, *ubuf_in = in.as<char>() - sp.lb;
       MPI_Request r[2];
-      REQUIRE(MPIX_Irecv_enqueue(ubuf_in, t->count, t->t, peer, 7, s.comm, &r[0]) ==
-              MPI_SUCCESS);
-      REQUIRE(MPIX_Isend_enqueue(ubuf_out, t->count, t->t, peer, 7, s.comm, &r[1]) ==
-              MPI_SUCCESS);
+      REQUIRE(MPIX_Irecv_enqueue(ubuf_in, t->count, t->t, peer, 7, s.comm, &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(ubuf_out, t->count, t->t, peer, 7, s.comm, &r[1]) == MPI_SUCCESS);
       MPI_Status st[2];
       REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
       s.sync();
@@ -239,8 +237,8 @@ TEST_CASE("a strided device receive of fewer elements than posted writes only th
       in.write(std::vector<unsigned char>(all.bytes, kSentinel));
       MPI_Request r[2];
       MPI_Status st[2];
-      REQUIRE(MPIX_Irecv_enqueue(in.as<char>() - all.lb, posted.count, posted.t, peer, 10,
-                                 s.comm, &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Irecv_enqueue(in.as<char>() - all.lb, posted.count, posted.t, peer, 10, s.comm,
+                                 &r[0]) == MPI_SUCCESS);
       REQUIRE(MPIX_Isend_enqueue(out.as<char>() - sent.lb, t->count, t->t, peer, 10, s.comm,
                                  &r[1]) == MPI_SUCCESS);
       if (host_wait) REQUIRE(MPI_Waitall(2, r, st) == MPI_SUCCESS);

@@ -126,8 +126,7 @@ TEST_CASE("GPU-direct: truncation, zero bytes, a receive longer than the message
     CUDA_REQUIRE(cudaMemsetAsync(buf.get(), 0, 4096, sc.cs));
     REQUIRE(MPIX_Irecv_enqueue(buf.get(), 500, MPI_INT, peer, 1, sc.comm, &r[0]) == MPI_SUCCESS);
     REQUIRE(MPIX_Irecv_enqueue(buf.get(), 10, MPI_INT, peer, 2, sc.comm, &r[1]) == MPI_SUCCESS);
-    REQUIRE(MPIX_Irecv_enqueue(buf.get(), 1000, MPI_INT, peer, 3, sc.comm, &r[2]) ==
-            MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(buf.get(), 1000, MPI_INT, peer, 3, sc.comm, &r[2]) == MPI_SUCCESS);
     MPIX_Waitall_enqueue(3, r, st);
     CHECK(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
     CHECK(error_class(st[0].MPI_ERROR) == MPI_ERR_TRUNCATE);
@@ -180,8 +179,8 @@ TEST_CASE("GPU-direct: ANY_SOURCE over a GPU-direct and a staged peer") {
     for (int i = 0; i < 2 * rounds; ++i) {
       GpuBuf r(Place::device, n);
       MPI_Status st;
-      REQUIRE(MPIX_Recv_enqueue(r.get(), static_cast<int>(n), MPI_BYTE, MPI_ANY_SOURCE, 4,
-                                sc.comm, &st) == MPI_SUCCESS);
+      REQUIRE(MPIX_Recv_enqueue(r.get(), static_cast<int>(n), MPI_BYTE, MPI_ANY_SOURCE, 4, sc.comm,
+                                &st) == MPI_SUCCESS);
       REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
       REQUIRE((st.MPI_SOURCE == 1 || st.MPI_SOURCE == 2));
       // Messages of one sender arrive in order: the k-th from a sender carries seed (src, k).
@@ -197,8 +196,8 @@ TEST_CASE("GPU-direct: ANY_SOURCE over a GPU-direct and a staged peer") {
       bufs.push_back(new GpuBuf(Place::device, n));
       fill(bufs.back()->get(), n, static_cast<uint32_t>(world_rank() * 1000 + k), sc.cs);
       MPI_Request req;
-      REQUIRE(MPIX_Isend_enqueue(bufs.back()->get(), static_cast<int>(n), MPI_BYTE, 0, 4,
-                                 sc.comm, &req) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(bufs.back()->get(), static_cast<int>(n), MPI_BYTE, 0, 4, sc.comm,
+                                 &req) == MPI_SUCCESS);
       REQUIRE(MPIX_Wait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     }
     REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);

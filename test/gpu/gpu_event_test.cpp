@@ -27,8 +27,8 @@ struct Observer {
   Observer() {
     CUDA_REQUIRE(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
     CUDA_REQUIRE(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-    CUDA_REQUIRE(cudaMemsetAsync(counters.as<unsigned long long>(), 0,
-                                 2 * sizeof(unsigned long long), t));
+    CUDA_REQUIRE(
+        cudaMemsetAsync(counters.as<unsigned long long>(), 0, 2 * sizeof(unsigned long long), t));
     CUDA_REQUIRE(cudaStreamSynchronize(t));
   }
   ~Observer() {
@@ -122,8 +122,8 @@ TEST_CASE("an event after an enqueued allreduce completes only with the result i
   for (int n : {16, 1 << 16, 1 << 20})
     for (Place place : {Place::device, Place::pinned})
       for (bool in_place : {false, true}) {
-        INFO(n << " ints of " << place_name(place) << (in_place ? ", in place" : "")
-               << ", trigger " << trigger_under_test() << ", stream " << stream_kind_name(s.kind));
+        INFO(n << " ints of " << place_name(place) << (in_place ? ", in place" : "") << ", trigger "
+               << trigger_under_test() << ", stream " << stream_kind_name(s.kind));
         GpuBuf in(place, n * sizeof(int)), out(place, n * sizeof(int));
         std::vector<int> v(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) v[i] = rank + i;
@@ -140,8 +140,8 @@ TEST_CASE("an event after an enqueued allreduce completes only with the result i
         REQUIRE(MPIX_Allreduce_enqueue(in_place ? MPI_IN_PLACE : in.get(), out.get(), n, MPI_INT,
                                        MPI_SUM, s.comm) == MPI_SUCCESS);
         obs.follow(s.cs);
-        CUDA_REQUIRE(check_ints(out.as<int>(), static_cast<std::size_t>(n),
-                                size * (size - 1) / 2, size, obs.errors(), obs.checks(), obs.t));
+        CUDA_REQUIRE(check_ints(out.as<int>(), static_cast<std::size_t>(n), size * (size - 1) / 2,
+                                size, obs.errors(), obs.checks(), obs.t));
         if (rank == 0) {
           watchdog_stage("allreduce event test: rank 0 in the barrier");
           MPI_Barrier(MPI_COMM_WORLD);

@@ -21,12 +21,12 @@ cudaError_t lazy_probe(const int *buf, std::size_t n, int want, unsigned long lo
 using namespace mpix_gpu_test;
 
 namespace {
-#define CHECKED(expr, ok)                                                              \
-  do {                                                                                 \
-    if (!(ok)) {                                                                       \
-      std::fprintf(stderr, "rank %d: %s failed\n", rank, #expr);                       \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                                    \
-    }                                                                                  \
+#define CHECKED(expr, ok)                                        \
+  do {                                                           \
+    if (!(ok)) {                                                 \
+      std::fprintf(stderr, "rank %d: %s failed\n", rank, #expr); \
+      MPI_Abort(MPI_COMM_WORLD, 2);                              \
+    }                                                            \
   } while (0)
 #define CUDA_OK(expr) CHECKED(expr, (expr) == cudaSuccess)
 #define MPI_OK(expr) CHECKED(expr, (expr) == MPI_SUCCESS)
@@ -50,8 +50,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   if (provided != MPI_THREAD_MULTIPLE) MPI_Abort(MPI_COMM_WORLD, 2);
-  if (rank == 0)
-    std::printf("CUDA_MODULE_LOADING at main(): %s\n", at_main ? at_main : "(unset)");
+  if (rank == 0) std::printf("CUDA_MODULE_LOADING at main(): %s\n", at_main ? at_main : "(unset)");
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int local = 0;
@@ -86,8 +85,9 @@ int main(int argc, char **argv) {
     MPI_Request r;
     MPI_OK(MPIX_Irecv_enqueue(buf, n, MPI_INT, 0, 1, comm, &r));
     MPI_OK(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE));
-    watchdog_stage("first launch of the program's own kernel, behind the enqueued wait "
-                   "(hangs here if the kernel is loaded lazily)");
+    watchdog_stage(
+        "first launch of the program's own kernel, behind the enqueued wait "
+        "(hangs here if the kernel is loaded lazily)");
     CUDA_OK(lazy_probe(buf, n, value, bad, cs));
     watchdog_stage("barrier after the launch (the peer sends after it)");
     MPI_Barrier(MPI_COMM_WORLD);

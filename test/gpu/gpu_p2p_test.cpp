@@ -82,8 +82,10 @@ TEST_CASE("large messages (rendezvous) in every placement arrive intact", "[gpu]
     out.write(v);
     in.write(std::vector<unsigned char>(bytes, 0));
     MPI_Request r[2];
-    REQUIRE(MPIX_Irecv_enqueue(in.get(), (int)bytes, MPI_BYTE, peer, 1, s.comm, &r[0]) == MPI_SUCCESS);
-    REQUIRE(MPIX_Isend_enqueue(out.get(), (int)bytes, MPI_BYTE, peer, 1, s.comm, &r[1]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(in.get(), (int)bytes, MPI_BYTE, peer, 1, s.comm, &r[0]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(out.get(), (int)bytes, MPI_BYTE, peer, 1, s.comm, &r[1]) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
     s.sync();
     auto got = in.read<unsigned char>(bytes);
@@ -121,7 +123,8 @@ TEST_CASE("10,000 enqueued ops per rank on a CUDA stream, every message checked"
     auto got = in.read<long>(batches * batch);
     long errors = 0;
     for (int b = 0; b < batches; ++b)
-      for (int i = 0; i < batch; ++i) errors += got[b * batch + i] != (long)prev * 1000000 + b * 1000 + i;
+      for (int i = 0; i < batch; ++i)
+        errors += got[b * batch + i] != (long)prev * 1000000 + b * 1000 + i;
     CHECK(errors == 0);
   }
 }
@@ -300,10 +303,12 @@ TEST_CASE("ops enqueued while the stream is captured run when the graph is launc
   in.write(std::vector<int>(64, -1));
   // Relaxed: mpix makes runtime calls (pointer queries) that global capture mode forbids.
   CUDA_REQUIRE(cudaStreamBeginCapture(s.cs, cudaStreamCaptureModeRelaxed));
-  int rc1 = rank % 2 == 0 ? MPIX_Send_enqueue(out.get(), 64, MPI_INT, peer, 2, s.comm)
-                          : MPIX_Recv_enqueue(in.get(), 64, MPI_INT, peer, 2, s.comm, MPI_STATUS_IGNORE);
-  int rc2 = rank % 2 == 0 ? MPIX_Recv_enqueue(in.get(), 64, MPI_INT, peer, 3, s.comm, MPI_STATUS_IGNORE)
-                          : MPIX_Send_enqueue(out.get(), 64, MPI_INT, peer, 3, s.comm);
+  int rc1 = rank % 2 == 0
+                ? MPIX_Send_enqueue(out.get(), 64, MPI_INT, peer, 2, s.comm)
+                : MPIX_Recv_enqueue(in.get(), 64, MPI_INT, peer, 2, s.comm, MPI_STATUS_IGNORE);
+  int rc2 = rank % 2 == 0
+                ? MPIX_Recv_enqueue(in.get(), 64, MPI_INT, peer, 3, s.comm, MPI_STATUS_IGNORE)
+                : MPIX_Send_enqueue(out.get(), 64, MPI_INT, peer, 3, s.comm);
   cudaGraph_t g;
   CUDA_REQUIRE(cudaStreamEndCapture(s.cs, &g));
   REQUIRE(rc1 == MPI_SUCCESS);
@@ -369,8 +374,8 @@ TEST_CASE("a staged device receive longer than its message keeps the bytes past 
 
 // Bad input (issue 13): a stream of a CUDA context other than its device's primary one (mpix's
 // copies and kernels run in the primary context) is refused at MPIX_Stream_create with
-// MPI_ERR_ARG (the log line names the call and the argument); no stream is made. The driver calls are
-// resolved at run time (the tests do not link libcuda).
+// MPI_ERR_ARG (the log line names the call and the argument); no stream is made. The driver calls
+// are resolved at run time (the tests do not link libcuda).
 TEST_CASE("a stream of a non-primary CUDA context is refused with MPI_ERR_ARG", "[gpu][bad]") {
   using CtxCreate = CUresult (*)(CUcontext *, CUctxCreateParams *, unsigned, CUdevice);
   using CtxDestroy = CUresult (*)(CUcontext);

@@ -31,8 +31,8 @@ void run(Place place) {
   for (std::size_t bytes : {std::size_t{1}, std::size_t{8}, std::size_t{1000}, std::size_t{65536},
                             std::size_t{1} << 20, std::size_t{4} << 20, std::size_t{64} << 20}) {
     const int iters = iterations_for(bytes);
-    INFO(place_name(place) << " buffers, " << bytes << " bytes x " << iters << " iterations, trigger "
-                           << trigger_under_test());
+    INFO(place_name(place) << " buffers, " << bytes << " bytes x " << iters
+                           << " iterations, trigger " << trigger_under_test());
     GpuBuf buf(place, bytes);
     CUDA_REQUIRE(cudaMemsetAsync(c, 0, 2 * sizeof(unsigned long long), s.cs));
     for (int it = 0; it < iters; ++it) {
@@ -53,7 +53,7 @@ void run(Place place) {
     s.sync();
     if (!sender) {
       auto res = counters.read<unsigned long long>(2);
-      CHECK(res[0] == 0);                                    // bytes wrong
+      CHECK(res[0] == 0);                                       // bytes wrong
       CHECK(res[1] == static_cast<unsigned long long>(iters));  // checks that ran
     }
   }

@@ -14,8 +14,7 @@ constexpr int kOld = -7, kNew = 4242;
 constexpr uint64_t kSlowNs = 200 * 1000 * 1000;  // 200 ms: far longer than the message takes
 }  // namespace
 
-TEST_CASE("a receive never lands while an earlier kernel still reads the buffer",
-          "[gpu][order]") {
+TEST_CASE("a receive never lands while an earlier kernel still reads the buffer", "[gpu][order]") {
   const int rank = world_rank(), size = world_size();
   if (rank >= size - size % 2) return;
   const int peer = rank ^ 1;
@@ -46,8 +45,7 @@ TEST_CASE("a receive never lands while an earlier kernel still reads the buffer"
   }
 }
 
-TEST_CASE("a send never reads the buffer before earlier kernels have written it",
-          "[gpu][order]") {
+TEST_CASE("a send never reads the buffer before earlier kernels have written it", "[gpu][order]") {
   const int rank = world_rank(), size = world_size();
   if (rank >= size - size % 2) return;
   const int peer = rank ^ 1;

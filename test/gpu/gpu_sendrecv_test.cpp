@@ -37,9 +37,9 @@ TEST_CASE("Sendrecv ring on CUDA streams: kernel, Sendrecv, kernel in stream ord
           CUDA_REQUIRE(fill_pattern(out.get(), bytes, mine, s.cs));
         }
         MPI_Status st;
-        REQUIRE(MPIX_Sendrecv_enqueue(out.get(), static_cast<int>(bytes), MPI_BYTE, right,
-                                      round, in.get(), static_cast<int>(bytes), MPI_BYTE, left,
-                                      round, s.comm, &st) == MPI_SUCCESS);
+        REQUIRE(MPIX_Sendrecv_enqueue(out.get(), static_cast<int>(bytes), MPI_BYTE, right, round,
+                                      in.get(), static_cast<int>(bytes), MPI_BYTE, left, round,
+                                      s.comm, &st) == MPI_SUCCESS);
         if (place == Place::pageable) {
           s.sync();
           auto got = in.read<unsigned char>(bytes);

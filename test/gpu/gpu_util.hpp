@@ -17,11 +17,11 @@
 
 namespace mpix_gpu_test {
 
-#define CUDA_REQUIRE(expr)                                                 \
-  do {                                                                     \
-    cudaError_t rc_ = (expr);                                              \
-    INFO(#expr << ": " << cudaGetErrorString(rc_));                        \
-    REQUIRE(rc_ == cudaSuccess);                                           \
+#define CUDA_REQUIRE(expr)                          \
+  do {                                              \
+    cudaError_t rc_ = (expr);                       \
+    INFO(#expr << ": " << cudaGetErrorString(rc_)); \
+    REQUIRE(rc_ == cudaSuccess);                    \
   } while (0)
 
 inline int world_rank() {
@@ -57,10 +57,18 @@ class GpuBuf {
   GpuBuf(Place p, std::size_t bytes) : place_(p), bytes_(bytes ? bytes : 1) {
     cudaError_t rc = cudaSuccess;
     switch (p) {
-      case Place::device: rc = cudaMalloc(&p_, bytes_); break;
-      case Place::managed: rc = cudaMallocManaged(&p_, bytes_); break;
-      case Place::pinned: rc = cudaMallocHost(&p_, bytes_); break;
-      case Place::pageable: p_ = std::malloc(bytes_); break;
+      case Place::device:
+        rc = cudaMalloc(&p_, bytes_);
+        break;
+      case Place::managed:
+        rc = cudaMallocManaged(&p_, bytes_);
+        break;
+      case Place::pinned:
+        rc = cudaMallocHost(&p_, bytes_);
+        break;
+      case Place::pageable:
+        p_ = std::malloc(bytes_);
+        break;
     }
     INFO("allocating " << bytes_ << " bytes of " << place_name(p) << ": "
                        << cudaGetErrorString(rc));
@@ -69,9 +77,15 @@ class GpuBuf {
   ~GpuBuf() {
     switch (place_) {
       case Place::device:
-      case Place::managed: cudaFree(p_); break;
-      case Place::pinned: cudaFreeHost(p_); break;
-      case Place::pageable: std::free(p_); break;
+      case Place::managed:
+        cudaFree(p_);
+        break;
+      case Place::pinned:
+        cudaFreeHost(p_);
+        break;
+      case Place::pageable:
+        std::free(p_);
+        break;
     }
   }
   GpuBuf(const GpuBuf &) = delete;
@@ -79,7 +93,9 @@ class GpuBuf {
 
   void *get() const { return p_; }
   template <class T>
-  T *as() const { return static_cast<T *>(p_); }
+  T *as() const {
+    return static_cast<T *>(p_);
+  }
   // Host <-> buffer copies for setting up and checking (the test's streams are idle then).
   // cudaMemcpy from pageable memory may return before its DMA has landed, and the tests'
   // streams may be non-blocking (not ordered after the legacy stream): wait for it here.
@@ -97,7 +113,9 @@ class GpuBuf {
     return v;
   }
   template <class T>
-  void write(const std::vector<T> &v) { upload(v.data(), v.size() * sizeof(T)); }
+  void write(const std::vector<T> &v) {
+    upload(v.data(), v.size() * sizeof(T));
+  }
 
  private:
   Place place_;
@@ -144,8 +162,12 @@ class CudaStreamComm {
         CUDA_REQUIRE(cudaStreamCreate(&cs));
         owned_ = true;
         break;
-      case StreamKindUnderTest::legacy: cs = cudaStreamLegacy; break;
-      case StreamKindUnderTest::per_thread: cs = cudaStreamPerThread; break;
+      case StreamKindUnderTest::legacy:
+        cs = cudaStreamLegacy;
+        break;
+      case StreamKindUnderTest::per_thread:
+        cs = cudaStreamPerThread;
+        break;
     }
     INFO("stream kind " << stream_kind_name(kind));
     REQUIRE(make_stream(cs, trigger, &stream) == MPI_SUCCESS);

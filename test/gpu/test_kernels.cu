@@ -76,8 +76,8 @@ cudaError_t fill_pattern(void *buf, std::size_t n, uint32_t seed, cudaStream_t s
   return cudaGetLastError();
 }
 
-cudaError_t check_pattern(const void *buf, std::size_t n, uint32_t seed,
-                          unsigned long long *errors, unsigned long long *checks, cudaStream_t s) {
+cudaError_t check_pattern(const void *buf, std::size_t n, uint32_t seed, unsigned long long *errors,
+                          unsigned long long *checks, cudaStream_t s) {
   check_k<<<blocks_for(n), 256, 0, s>>>(static_cast<const unsigned char *>(buf), n, seed, errors,
                                         checks);
   return cudaGetLastError();
@@ -106,11 +106,10 @@ cudaError_t check_ints(const int *buf, std::size_t n, int base, int step,
 
 cudaError_t load_test_kernels() {
   cudaFuncAttributes a;
-  for (const void *f : {reinterpret_cast<const void *>(fill_k), reinterpret_cast<const void *>(check_k),
-                        reinterpret_cast<const void *>(slow_write_k),
-                        reinterpret_cast<const void *>(slow_read_k),
-                        reinterpret_cast<const void *>(empty_k),
-                        reinterpret_cast<const void *>(check_ints_k)}) {
+  for (const void *f :
+       {reinterpret_cast<const void *>(fill_k), reinterpret_cast<const void *>(check_k),
+        reinterpret_cast<const void *>(slow_write_k), reinterpret_cast<const void *>(slow_read_k),
+        reinterpret_cast<const void *>(empty_k), reinterpret_cast<const void *>(check_ints_k)}) {
     cudaError_t rc = cudaFuncGetAttributes(&a, f);
     if (rc != cudaSuccess) return rc;
   }

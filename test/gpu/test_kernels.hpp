@@ -18,8 +18,8 @@ inline unsigned char pattern_byte(uint32_t seed, std::size_t i) {
 cudaError_t fill_pattern(void *buf, std::size_t n, uint32_t seed, cudaStream_t s);
 // Adds to *@p errors the number of bytes at @p buf that differ from the pattern of @p seed,
 // and 1 to *@p checks (so the test can tell that every check ran). Both in device memory.
-cudaError_t check_pattern(const void *buf, std::size_t n, uint32_t seed,
-                          unsigned long long *errors, unsigned long long *checks, cudaStream_t s);
+cudaError_t check_pattern(const void *buf, std::size_t n, uint32_t seed, unsigned long long *errors,
+                          unsigned long long *checks, cudaStream_t s);
 // One block spins for @p ns nanoseconds, then writes @p value to the @p n ints at @p buf.
 cudaError_t slow_write(int *buf, std::size_t n, int value, uint64_t ns, cudaStream_t s);
 // One thread reads buf[0] and buf[n-1] for @p ns nanoseconds and records the smallest and

@@ -60,7 +60,8 @@ struct StreamComm {
   // Runs @p f on the stream, in order with the enqueued ops.
   template <class F>
   void launch(F *f) {
-    REQUIRE(mpix_host_stream_launch(hs, [](void *p) { (*static_cast<F *>(p))(); }, f) == 0);
+    REQUIRE(mpix_host_stream_launch(
+                hs, [](void *p) { (*static_cast<F *>(p))(); }, f) == 0);
   }
 };
 
@@ -91,10 +92,10 @@ TEST_CASE("allreduce_enqueue: sum and max of int and double, several counts", "[
             MPI_SUCCESS);
     REQUIRE(MPIX_Allreduce_enqueue(si.data(), max_i.data(), count, MPI_INT, MPI_MAX, sc.comm) ==
             MPI_SUCCESS);
-    REQUIRE(MPIX_Allreduce_enqueue(sd.data(), sum_d.data(), count, MPI_DOUBLE, MPI_SUM,
-                                   sc.comm) == MPI_SUCCESS);
-    REQUIRE(MPIX_Allreduce_enqueue(sd.data(), max_d.data(), count, MPI_DOUBLE, MPI_MAX,
-                                   sc.comm) == MPI_SUCCESS);
+    REQUIRE(MPIX_Allreduce_enqueue(sd.data(), sum_d.data(), count, MPI_DOUBLE, MPI_SUM, sc.comm) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Allreduce_enqueue(sd.data(), max_d.data(), count, MPI_DOUBLE, MPI_MAX, sc.comm) ==
+            MPI_SUCCESS);
     sc.sync();
     int wrong = 0;
     for (int i = 0; i < count; ++i) {
@@ -102,8 +103,8 @@ TEST_CASE("allreduce_enqueue: sum and max of int and double, several counts", "[
       const int m = i % 97;
       const int esum = m * n * (n + 1) / 2 - n * (n - 1) / 2;
       const int emax = m >= 1 ? n * m - (n - 1) : 0;
-      wrong += sum_i[i] != esum || max_i[i] != emax || sum_d[i] != 0.5 * esum ||
-               max_d[i] != 0.5 * emax;
+      wrong +=
+          sum_i[i] != esum || max_i[i] != emax || sum_d[i] != 0.5 * esum || max_d[i] != 0.5 * emax;
     }
     INFO("count " << count);
     CHECK(wrong == 0);
@@ -193,8 +194,8 @@ void max_vec_4_2_3(void *in, void *inout, int *len, MPI_Datatype *) {  // vector
 }
 void sum_vec_3_1_2(void *in, void *inout, int *len, MPI_Datatype *) {  // vector(3, 1, 2, int)
   for (int e = 0; e < *len; ++e)
-    for (int b = 0; b < 3; ++b) static_cast<int *>(inout)[5 * e + 2 * b] +=
-        static_cast<int *>(in)[5 * e + 2 * b];
+    for (int b = 0; b < 3; ++b)
+      static_cast<int *>(inout)[5 * e + 2 * b] += static_cast<int *>(in)[5 * e + 2 * b];
 }
 }  // namespace
 
@@ -250,8 +251,8 @@ TEST_CASE("allreduce_enqueue: derived datatypes (freed right after the call) wit
     sc.sync();
     MPI_Op_free(&op);
     const int b = n * (n - 1) / 2;
-    CHECK(v == std::vector<int>{n + b, 100, 2 * n + b, 100, 3 * n + b, 4 * n + b, 100,
-                                5 * n + b, 100, 6 * n + b});
+    CHECK(v == std::vector<int>{n + b, 100, 2 * n + b, 100, 3 * n + b, 4 * n + b, 100, 5 * n + b,
+                                100, 6 * n + b});
   }
 }
 
@@ -269,8 +270,7 @@ void matmul(void *in, void *inout, int *len, MPI_Datatype *) {
 }
 }  // namespace
 
-TEST_CASE("allreduce_enqueue: a non-commutative user op is applied in rank order",
-          "[allreduce]") {
+TEST_CASE("allreduce_enqueue: a non-commutative user op is applied in rank order", "[allreduce]") {
   StreamComm sc;
   const int r = rank_of(), n = size_of();
   MPI_Op op;
@@ -313,9 +313,10 @@ TEST_CASE("allreduce_enqueue: the input is read where the stream is, not at the 
   CHECK(out2 == 10 * n * (n + 1) / 2);
 }
 
-TEST_CASE("allreduce_enqueue: the host does not wait, and the stream goes on only with the "
-          "result in place",
-          "[allreduce][order]") {
+TEST_CASE(
+    "allreduce_enqueue: the host does not wait, and the stream goes on only with the "
+    "result in place",
+    "[allreduce][order]") {
   StreamComm sc;
   const int r = rank_of(), n = size_of();
   Gate gate;
@@ -428,8 +429,7 @@ TEST_CASE("allreduce_enqueue: bad arguments fail with the right class and enqueu
   auto cls = [&](int rc) { return error_class(rc); };
   CHECK(cls(MPIX_Allreduce_enqueue(a, b, 4, MPI_INT, MPI_OP_NULL, sc.comm)) == MPI_ERR_OP);
   CHECK(cls(MPIX_Allreduce_enqueue(a, b, -1, MPI_INT, MPI_SUM, sc.comm)) == MPI_ERR_COUNT);
-  CHECK(cls(MPIX_Allreduce_enqueue(a, b, 4, MPI_DATATYPE_NULL, MPI_SUM, sc.comm)) ==
-        MPI_ERR_TYPE);
+  CHECK(cls(MPIX_Allreduce_enqueue(a, b, 4, MPI_DATATYPE_NULL, MPI_SUM, sc.comm)) == MPI_ERR_TYPE);
   CHECK(cls(MPIX_Allreduce_enqueue(a, nullptr, 4, MPI_INT, MPI_SUM, sc.comm)) == MPI_ERR_BUFFER);
   CHECK(cls(MPIX_Allreduce_enqueue(nullptr, b, 4, MPI_INT, MPI_SUM, sc.comm)) == MPI_ERR_BUFFER);
   CHECK(cls(MPIX_Allreduce_enqueue(a, MPI_IN_PLACE, 4, MPI_INT, MPI_SUM, sc.comm)) ==

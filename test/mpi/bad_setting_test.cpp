@@ -56,8 +56,8 @@ TEST_CASE("a bad setting fails the first and every later mpix call, with a log l
   CHECK(error_class(rc) == MPI_ERR_ARG);
   CHECK(st == MPIX_STREAM_NULL);
   INFO(log);
-  CHECK(log.find(bad + " is ") != std::string::npos);  // the variable and its value
-  CHECK(log.find(": it takes ") != std::string::npos);  // and what it takes
+  CHECK(log.find(bad + " is ") != std::string::npos);          // the variable and its value
+  CHECK(log.find(": it takes ") != std::string::npos);         // and what it takes
   CHECK(log.find("MPIX_Stream_create") != std::string::npos);  // and the call
   // Every later call too: mpix never starts with the value silently replaced.
   CHECK(error_class(MPIX_Stream_create(MPI_INFO_NULL, &st)) == MPI_ERR_ARG);

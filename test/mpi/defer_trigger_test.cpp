@@ -22,8 +22,8 @@ TEST_CASE("deferred triggers: ring exchanges with Isend/Irecv/Waitall_enqueue", 
   DeferComm s;
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   constexpr int kIters = 300, kN = 64;
-  std::vector<std::vector<int>> out(kIters, std::vector<int>(kN)), in(kIters,
-                                                                     std::vector<int>(kN, -1));
+  std::vector<std::vector<int>> out(kIters, std::vector<int>(kN)),
+      in(kIters, std::vector<int>(kN, -1));
   std::vector<MPI_Status> st(2 * kIters);
   for (int it = 0; it < kIters; ++it) {
     for (int i = 0; i < kN; ++i) out[it][i] = rank * 1000000 + it * 1000 + i;
@@ -64,7 +64,7 @@ TEST_CASE("a deferred send waits for the stream's next mpix wait", "[defer]") {
       MPI_Iprobe(peer, 3, s.comm, &flag, MPI_STATUS_IGNORE);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    CHECK(flag == 0);  // the sender's stream has not reached a wait: nothing was sent
+    CHECK(flag == 0);             // the sender's stream has not reached a wait: nothing was sent
     MPI_Barrier(MPI_COMM_WORLD);  // B
     std::vector<int> got(n, -1);
     MPI_Status st;
@@ -73,8 +73,7 @@ TEST_CASE("a deferred send waits for the stream's next mpix wait", "[defer]") {
   }
 }
 
-TEST_CASE("MPIX_Stream_synchronize writes a deferred trigger; host MPI_Wait completes",
-          "[defer]") {
+TEST_CASE("MPIX_Stream_synchronize writes a deferred trigger; host MPI_Wait completes", "[defer]") {
   const int rank = world_rank(), size = world_size();
   DeferComm s;
   if (rank >= size - size % 2) return;
@@ -87,8 +86,7 @@ TEST_CASE("MPIX_Stream_synchronize writes a deferred trigger; host MPI_Wait comp
     s.sync();
     REQUIRE(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   } else {
-    REQUIRE(MPI_Recv(buf.data(), n, MPI_DOUBLE, peer, 4, s.comm, MPI_STATUS_IGNORE) ==
-            MPI_SUCCESS);
+    REQUIRE(MPI_Recv(buf.data(), n, MPI_DOUBLE, peer, 4, s.comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     for (int i = 0; i < n; ++i) REQUIRE(buf[i] == 0.5 * i);
   }
 }

@@ -28,8 +28,7 @@ bool ring_exchange(MPI_Comm comm, MPIX_Stream stream, long value) {
 
 }  // namespace
 
-TEST_CASE("a stream communicator freed and made again runs on its new stream",
-          "[fastpath]") {
+TEST_CASE("a stream communicator freed and made again runs on its new stream", "[fastpath]") {
   for (int round = 0; round < 8; ++round) {
     // The new communicator often gets the freed one's handle; its ops must go to the new stream
     // (synchronizing that stream shows the data), and the old stream must be free of it.
@@ -67,8 +66,7 @@ TEST_CASE("Waitall_enqueue with a repeated or foreign handle consumes nothing", 
   // A plain MPI request is not an mpix one either.
   long dummy = 0;
   MPI_Request plain = MPI_REQUEST_NULL;
-  REQUIRE(MPI_Irecv(&dummy, 1, MPI_LONG, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &plain) ==
-          MPI_SUCCESS);
+  REQUIRE(MPI_Irecv(&dummy, 1, MPI_LONG, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &plain) == MPI_SUCCESS);
   r[2] = plain;
   rc = MPIX_Waitall_enqueue(3, r, MPI_STATUSES_IGNORE);
   CHECK(error_class(rc) == MPI_ERR_REQUEST);
@@ -83,8 +81,7 @@ TEST_CASE("Waitall_enqueue with a repeated or foreign handle consumes nothing", 
   CHECK(in == prev);
 }
 
-TEST_CASE("a derived datatype freed right after the call is still used correctly",
-          "[fastpath]") {
+TEST_CASE("a derived datatype freed right after the call is still used correctly", "[fastpath]") {
   const int rank = world_rank(), size = world_size();
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   HostStreamComm sc;

@@ -28,10 +28,14 @@ namespace {
 enum class Flavour { isend, irecv, send, recv };
 const char *flavour_name(Flavour f) {
   switch (f) {
-    case Flavour::isend: return "MPIX_Isend_enqueue";
-    case Flavour::irecv: return "MPIX_Irecv_enqueue";
-    case Flavour::send: return "MPIX_Send_enqueue";
-    case Flavour::recv: return "MPIX_Recv_enqueue";
+    case Flavour::isend:
+      return "MPIX_Isend_enqueue";
+    case Flavour::irecv:
+      return "MPIX_Irecv_enqueue";
+    case Flavour::send:
+      return "MPIX_Send_enqueue";
+    case Flavour::recv:
+      return "MPIX_Recv_enqueue";
   }
   return "";
 }
@@ -192,8 +196,10 @@ TEST_CASE("a receive that fails on the agent thread keeps its message", "[fault]
   }
 }
 
-TEST_CASE("a blocking send that fails on the agent thread surfaces at synchronize, at the next "
-          "host wait and as the stream's sticky error", "[fault][errors]") {
+TEST_CASE(
+    "a blocking send that fails on the agent thread surfaces at synchronize, at the next "
+    "host wait and as the stream's sticky error",
+    "[fault][errors]") {
   const int rank = world_rank(), size = world_size();
   if (rank >= size - size % 2) return;
   const int peer = rank ^ 1;

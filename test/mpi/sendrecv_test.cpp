@@ -58,8 +58,8 @@ TEST_CASE("ring exchange: every rank receives its left neighbour's data", "[send
     for (int it = 0; it < 5; ++it) {
       for (int i = 0; i < n; ++i) out[static_cast<size_t>(i)] = rank * 1000003 + it * 7 + i;
       MPI_Status st;
-      REQUIRE(MPIX_Sendrecv_enqueue(out.data(), n, MPI_INT, right, 10 + it, in.data(), n,
-                                    MPI_INT, left, 10 + it, s.comm, &st) == MPI_SUCCESS);
+      REQUIRE(MPIX_Sendrecv_enqueue(out.data(), n, MPI_INT, right, 10 + it, in.data(), n, MPI_INT,
+                                    left, 10 + it, s.comm, &st) == MPI_SUCCESS);
       s.sync();
       bool ok = true;
       for (int i = 0; i < n; ++i) ok &= in[static_cast<size_t>(i)] == left * 1000003 + it * 7 + i;
@@ -102,8 +102,8 @@ TEST_CASE("MPI_PROC_NULL at the ends of a chain", "[sendrecv]") {
   const int left = rank > 0 ? rank - 1 : MPI_PROC_NULL;
   int out[3] = {rank, rank + 1, rank + 2}, in[3] = {-7, -7, -7};
   MPI_Status st;
-  REQUIRE(MPIX_Sendrecv_enqueue(out, 3, MPI_INT, right, 4, in, 3, MPI_INT, left, 4, s.comm,
-                                &st) == MPI_SUCCESS);
+  REQUIRE(MPIX_Sendrecv_enqueue(out, 3, MPI_INT, right, 4, in, 3, MPI_INT, left, 4, s.comm, &st) ==
+          MPI_SUCCESS);
   s.sync();
   if (left == MPI_PROC_NULL) {
     CHECK(in[0] == -7);  // untouched
@@ -117,15 +117,14 @@ TEST_CASE("MPI_PROC_NULL at the ends of a chain", "[sendrecv]") {
     CHECK(count_of(st) == 3);
   }
   // Both ends MPI_PROC_NULL: completes at once, on every rank.
-  REQUIRE(MPIX_Sendrecv_enqueue(out, 3, MPI_INT, MPI_PROC_NULL, 4, in, 3, MPI_INT,
-                                MPI_PROC_NULL, 4, s.comm, &st) == MPI_SUCCESS);
+  REQUIRE(MPIX_Sendrecv_enqueue(out, 3, MPI_INT, MPI_PROC_NULL, 4, in, 3, MPI_INT, MPI_PROC_NULL, 4,
+                                s.comm, &st) == MPI_SUCCESS);
   s.sync();
   CHECK(st.MPI_SOURCE == MPI_PROC_NULL);
   CHECK(count_of(st) == 0);
 }
 
-TEST_CASE("MPI_ANY_SOURCE and MPI_ANY_TAG: the status names the sender and its tag",
-          "[sendrecv]") {
+TEST_CASE("MPI_ANY_SOURCE and MPI_ANY_TAG: the status names the sender and its tag", "[sendrecv]") {
   HostStreamComm s;
   const int rank = world_rank(), size = world_size();
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;

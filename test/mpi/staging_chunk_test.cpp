@@ -86,8 +86,8 @@ TEST_CASE("messages around the chunk size arrive intact", "[chunk][sizes]") {
   const int peer = rank ^ 1;
   HostStreamComm s;
   const std::size_t C = static_cast<std::size_t>(c);
-  for (std::size_t m : {std::size_t{1}, C - 1, C, C + 1, C + 32, 2 * C, 2 * C + 7, 7 * C,
-                        40 * C + 123}) {
+  for (std::size_t m :
+       {std::size_t{1}, C - 1, C, C + 1, C + 32, 2 * C, 2 * C + 7, 7 * C, 40 * C + 123}) {
     for (std::size_t extra : {std::size_t{0}, C / 2 + 3}) {
       INFO(m << "-byte message, chunk " << C << ", receive " << m + extra << " bytes");
       const uint32_t seed = static_cast<uint32_t>(m * 3 + extra);
@@ -95,8 +95,8 @@ TEST_CASE("messages around the chunk size arrive intact", "[chunk][sizes]") {
       std::vector<unsigned char> in(m + extra, kSentinel);
       MPI_Request r[2];
       MPI_Status st[2];
-      REQUIRE(MPIX_Irecv_enqueue(in.data(), static_cast<int>(in.size()), MPI_BYTE, peer, 5,
-                                 s.comm, &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Irecv_enqueue(in.data(), static_cast<int>(in.size()), MPI_BYTE, peer, 5, s.comm,
+                                 &r[0]) == MPI_SUCCESS);
       REQUIRE(MPIX_Isend_enqueue(out.data(), static_cast<int>(m), MPI_BYTE, peer, 5, s.comm,
                                  &r[1]) == MPI_SUCCESS);
       REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
@@ -131,8 +131,7 @@ TEST_CASE("a message of exactly chunk + 32 bytes that is not chunked is a plain 
   std::vector<unsigned char> in(m + 100, kSentinel), in2(2 * m, kSentinel);
   MPI_Request r[4];
   MPI_Status st[4];
-  REQUIRE(MPIX_Irecv_enqueue(in.data(), m + 100, MPI_BYTE, peer, 6, s.comm, &r[0]) ==
-          MPI_SUCCESS);
+  REQUIRE(MPIX_Irecv_enqueue(in.data(), m + 100, MPI_BYTE, peer, 6, s.comm, &r[0]) == MPI_SUCCESS);
   REQUIRE(MPIX_Irecv_enqueue(in2.data(), 1, strided, peer, 7, s.comm, &r[1]) == MPI_SUCCESS);
   REQUIRE(MPIX_Isend_enqueue(out.data(), 1, blob, peer, 6, s.comm, &r[2]) == MPI_SUCCESS);
   REQUIRE(MPIX_Isend_enqueue(out.data(), 1, blob, peer, 7, s.comm, &r[3]) == MPI_SUCCESS);
@@ -142,7 +141,8 @@ TEST_CASE("a message of exactly chunk + 32 bytes that is not chunked is a plain 
   CHECK(wrong(in, m, 9 + peer) == 0);
   CHECK(clobbered(in, m) == 0);
   std::size_t bad = 0;
-  for (int i = 0; i < m; ++i) bad += in2[2 * i] != pattern_byte(9 + peer, i) || in2[2 * i + 1] != kSentinel;
+  for (int i = 0; i < m; ++i)
+    bad += in2[2 * i] != pattern_byte(9 + peer, i) || in2[2 * i + 1] != kSentinel;
   CHECK(bad == 0);
   MPI_Type_free(&blob);
   MPI_Type_free(&strided);
@@ -166,8 +166,8 @@ TEST_CASE("wildcard receives match chunked and plain messages in MPI's order",
     std::vector<MPI_Request> r(sizes.size());
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       out.push_back(pattern(static_cast<uint32_t>(100 + k), sizes[k]));
-      REQUIRE(MPIX_Isend_enqueue(out[k].data(), static_cast<int>(sizes[k]), MPI_BYTE, peer,
-                                 tags[k], s.comm, &r[k]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(out[k].data(), static_cast<int>(sizes[k]), MPI_BYTE, peer, tags[k],
+                                 s.comm, &r[k]) == MPI_SUCCESS);
     }
     REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE) ==
             MPI_SUCCESS);
@@ -183,12 +183,11 @@ TEST_CASE("wildcard receives match chunked and plain messages in MPI's order",
     REQUIRE(MPIX_Irecv_enqueue(in[0].data(), static_cast<int>(cap), MPI_BYTE, peer, 3, s.comm,
                                &r[0]) == MPI_SUCCESS);
     for (std::size_t k = 1; k + 1 < sizes.size(); ++k)
-      REQUIRE(MPIX_Irecv_enqueue(in[k].data(), static_cast<int>(cap), MPI_BYTE, peer,
-                                 MPI_ANY_TAG, s.comm, &r[k]) == MPI_SUCCESS);
-    REQUIRE(MPIX_Irecv_enqueue(in.back().data(), static_cast<int>(cap), MPI_BYTE,
-                               MPI_ANY_SOURCE, MPI_ANY_TAG, s.comm, &r.back()) == MPI_SUCCESS);
-    REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), st.data()) ==
-            MPI_SUCCESS);
+      REQUIRE(MPIX_Irecv_enqueue(in[k].data(), static_cast<int>(cap), MPI_BYTE, peer, MPI_ANY_TAG,
+                                 s.comm, &r[k]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(in.back().data(), static_cast<int>(cap), MPI_BYTE, MPI_ANY_SOURCE,
+                               MPI_ANY_TAG, s.comm, &r.back()) == MPI_SUCCESS);
+    REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), st.data()) == MPI_SUCCESS);
     s.sync();
     // Receive k gets message expect[k].
     const std::vector<std::size_t> expect = {3, 0, 1, 2, 4, 5, 6, 7};
@@ -295,19 +294,19 @@ TEST_CASE("a receive too short for a chunked or plain message reports MPI_ERR_TR
       REQUIRE(MPIX_Send_enqueue(out.data(), static_cast<int>(m), MPI_BYTE, peer, 9, s.comm) ==
               MPI_SUCCESS);
     } else {
-      REQUIRE(MPIX_Recv_enqueue(in.data(), static_cast<int>(in.size()), MPI_BYTE, peer, 9,
-                                s.comm, &st) == MPI_SUCCESS);
+      REQUIRE(MPIX_Recv_enqueue(in.data(), static_cast<int>(in.size()), MPI_BYTE, peer, 9, s.comm,
+                                &st) == MPI_SUCCESS);
     }
     s.sync();
     if (rank % 2) CHECK(error_class(st.MPI_ERROR) == MPI_ERR_TRUNCATE);
     // The pair still talks: the next message is intact.
     std::vector<unsigned char> next_out = pattern(7, 2 * C + 1), next_in(2 * C + 1, kSentinel);
     if (rank % 2 == 0) {
-      REQUIRE(MPIX_Send_enqueue(next_out.data(), static_cast<int>(next_out.size()), MPI_BYTE,
-                                peer, 9, s.comm) == MPI_SUCCESS);
+      REQUIRE(MPIX_Send_enqueue(next_out.data(), static_cast<int>(next_out.size()), MPI_BYTE, peer,
+                                9, s.comm) == MPI_SUCCESS);
     } else {
-      REQUIRE(MPIX_Recv_enqueue(next_in.data(), static_cast<int>(next_in.size()), MPI_BYTE,
-                                peer, 9, s.comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      REQUIRE(MPIX_Recv_enqueue(next_in.data(), static_cast<int>(next_in.size()), MPI_BYTE, peer, 9,
+                                s.comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     }
     s.sync();
     if (rank % 2) CHECK(wrong(next_in, next_in.size(), 7) == 0);

@@ -37,8 +37,8 @@ TEST_CASE("a staged receive longer than its message keeps the bytes past the mes
   const int peer = rank ^ 1;
   HostStreamComm s;
   const std::size_t cap = 300000;
-  for (std::size_t m : {std::size_t{1}, std::size_t{4095}, std::size_t{4097},
-                        std::size_t{100003}, cap - 1}) {
+  for (std::size_t m :
+       {std::size_t{1}, std::size_t{4095}, std::size_t{4097}, std::size_t{100003}, cap - 1}) {
     for (bool host_wait : {false, true}) {
       INFO(m << "-byte message into a " << cap << "-byte receive, completed by "
              << (host_wait ? "MPI_Wait" : "the stream"));

@@ -38,8 +38,8 @@ inline int error_class(int rc) {
 
 // An MPIX_Stream made from an info object naming a host stream, plus one optional extra info
 // key (e.g. "mpix_defer_trigger").
-inline int make_host_mpix_stream(mpix_host_stream_t hs, MPIX_Stream *out,
-                                 const char *key = nullptr, const char *value = nullptr) {
+inline int make_host_mpix_stream(mpix_host_stream_t hs, MPIX_Stream *out, const char *key = nullptr,
+                                 const char *value = nullptr) {
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "type", "mpix_host_stream");

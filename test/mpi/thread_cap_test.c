@@ -73,10 +73,12 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 #ifdef MPIX_TEST_CAP_THREAD_LEVEL
   /* What the library gave, and MPI_Query_thread agrees. */
-  if (provided == CAPPED_LEVEL) ++passed; else ++failed;
+  if (provided == CAPPED_LEVEL) ++passed;
+  else ++failed;
   provided = -1;
   MPI_Query_thread(&provided);
-  if (provided == CAPPED_LEVEL) ++passed; else ++failed;
+  if (provided == CAPPED_LEVEL) ++passed;
+  else ++failed;
 #else
   MPI_Query_thread(&provided);
   if (provided == MPI_THREAD_MULTIPLE) {

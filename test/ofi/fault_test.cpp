@@ -78,7 +78,8 @@ int main(int argc, char **argv) {
     check(MPIX_Irecv_enqueue(&y, 1, MPI_INT, peer, 9, comm, &r) == MPI_SUCCESS, "silent receive");
     int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
     double waited = since(start);
-    std::fprintf(stderr, "fault_test: unanswered receive failed after %.1f s (rc %d)\n", waited, rc);
+    std::fprintf(stderr, "fault_test: unanswered receive failed after %.1f s (rc %d)\n", waited,
+                 rc);
     check(rc != MPI_SUCCESS, "an unanswered receive fails");
     check(waited >= timeout - 0.5 && waited < timeout + 5.0, "... after about MPIX_TIMEOUT");
   }
@@ -102,13 +103,16 @@ int main(int argc, char **argv) {
   check(MPIX_Irecv_enqueue(&y, 1, MPI_INT, peer, 4, comm, &never) == MPI_SUCCESS,
         "MPIX_Irecv_enqueue (never sent)");
   int rc = MPI_Wait(&big, MPI_STATUS_IGNORE);
-  std::fprintf(stderr, "fault_test: 64 MiB receive from the dying rank ended after %.1f s (rc %d)\n",
+  std::fprintf(stderr,
+               "fault_test: 64 MiB receive from the dying rank ended after %.1f s (rc %d)\n",
                since(start), rc);
   check(since(start) < timeout + 5.0, "... within MPIX_TIMEOUT (+5 s slack)");
   rc = MPI_Wait(&never, MPI_STATUS_IGNORE);
   double waited = since(start);
-  std::fprintf(stderr, "fault_test: receive of a message the dead rank never sent failed after "
-               "%.1f s (rc %d)\n", waited, rc);
+  std::fprintf(stderr,
+               "fault_test: receive of a message the dead rank never sent failed after "
+               "%.1f s (rc %d)\n",
+               waited, rc);
   check(rc != MPI_SUCCESS, "a receive from the dead rank fails");
   check(waited < timeout + 5.0, "... within MPIX_TIMEOUT (+5 s slack)");
 

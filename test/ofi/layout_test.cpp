@@ -111,8 +111,7 @@ TEST_CASE("a struct receive into MPI_BOTTOM whose second address is lower", "[da
   }
 }
 
-TEST_CASE("in-order and gap-free derived types still arrive intact (sent in place)",
-          "[datatype]") {
+TEST_CASE("in-order and gap-free derived types still arrive intact (sent in place)", "[datatype]") {
   HostStreamComm s;
   if (!paired()) return;
   const int rank = world_rank(), peer = rank ^ 1;
@@ -153,8 +152,7 @@ TEST_CASE("a short message into a derived-type receive writes its partial last e
     REQUIRE(MPIX_Recv_enqueue(in.data(), 3, vec.t, peer, 5, s.comm, &st) == MPI_SUCCESS);
     s.sync();
     // Element 0: ints 0 1 4 5; element 1 starts at 6: its first typemap entry is int 6.
-    const int want[18] = {1, 2, -1, -1, 3, 4, 5, -1, -1, -1, -1, -1,
-                          -1, -1, -1, -1, -1, -1};
+    const int want[18] = {1, 2, -1, -1, 3, 4, 5, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     for (int i = 0; i < 18; ++i) CHECK(in[i] == want[i]);
     int ints = -1;
     MPI_Get_elements(&st, MPI_INT, &ints);

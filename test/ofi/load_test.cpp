@@ -34,8 +34,7 @@ TEST_CASE("thousands of receives posted ahead of their sends complete (ring)", "
   for (int i = 0; i < k; ++i)
     REQUIRE(MPIX_Irecv_enqueue(&in[i], 1, MPI_INT, left, 9, s.comm, &req[i]) == MPI_SUCCESS);
   for (int i = 0; i < k; ++i)
-    REQUIRE(MPIX_Isend_enqueue(&out[i], 1, MPI_INT, right, 9, s.comm, &req[k + i]) ==
-            MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(&out[i], 1, MPI_INT, right, 9, s.comm, &req[k + i]) == MPI_SUCCESS);
   REQUIRE(MPIX_Waitall_enqueue(2 * k, req.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   s.sync();
   // One tag, one source: MPI's non-overtaking rule gives message i to receive i.
@@ -57,8 +56,7 @@ TEST_CASE("a queue of thousands of receive + send pairs of one tag keeps MPI ord
   for (int i = 0; i < pairs; ++i) out[i] = i;
   std::vector<MPI_Request> req(2 * static_cast<std::size_t>(pairs), MPI_REQUEST_NULL);
   for (int i = 0; i < pairs; ++i) {
-    REQUIRE(MPIX_Enqueue_recv(&in[i], 1, MPI_INT, peer, 3, s.comm, q, &req[2 * i]) ==
-            MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_recv(&in[i], 1, MPI_INT, peer, 3, s.comm, q, &req[2 * i]) == MPI_SUCCESS);
     REQUIRE(MPIX_Enqueue_send(&out[i], 1, MPI_INT, peer, 3, s.comm, q, &req[2 * i + 1]) ==
             MPI_SUCCESS);
     if ((i + 1) % per_start == 0 || i + 1 == pairs) REQUIRE(MPIX_Enqueue_start(q) == MPI_SUCCESS);

@@ -130,8 +130,10 @@ TEST_CASE("a send reads its buffer when the stream reaches it, derived datatypes
   }
 }
 
-TEST_CASE("hundreds of ops per stream stay in order (counters roll over under "
-          "MPIX_OFI_CNTR_START)", "[ofi][order]") {
+TEST_CASE(
+    "hundreds of ops per stream stay in order (counters roll over under "
+    "MPIX_OFI_CNTR_START)",
+    "[ofi][order]") {
   HostStreamComm s;
   if (!paired()) return;
   const int rank = world_rank(), peer = rank ^ 1;
@@ -149,8 +151,8 @@ TEST_CASE("hundreds of ops per stream stay in order (counters roll over under "
               MPI_SUCCESS);
     }
     for (int i = 0; i < burst; ++i)
-      REQUIRE(MPIX_Isend_enqueue(&out[i], 1, MPI_LONG, peer, round % 3, s.comm,
-                                 &reqs[burst + i]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(&out[i], 1, MPI_LONG, peer, round % 3, s.comm, &reqs[burst + i]) ==
+              MPI_SUCCESS);
     REQUIRE(MPIX_Waitall_enqueue(2 * burst, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
     s.sync();
     for (int i = 0; i < burst; ++i)
@@ -225,8 +227,7 @@ TEST_CASE("receives posted after their messages arrived match as MPI says, wildc
       for (std::size_t i = 0; i < who.size(); ++i)
         REQUIRE(MPIX_Irecv_enqueue(&in[i], 1, MPI_INT, who[i].first, who[i].second, s.comm,
                                    &r[i]) == MPI_SUCCESS);
-      REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), st.data()) ==
-              MPI_SUCCESS);
+      REQUIRE(MPIX_Waitall_enqueue(static_cast<int>(r.size()), r.data(), st.data()) == MPI_SUCCESS);
     };
     // 1. Wildcard receives posted before their messages (they leave recycled entries behind).
     {
@@ -261,8 +262,8 @@ TEST_CASE("receives posted after their messages arrived match as MPI says, wildc
       std::vector<MPI_Status> st(6);
       Gate gate;
       gate.launch(s.hs);
-      receive_all({{peer, 23}, {peer, ANYT}, {ANY, ANYT}, {ANY, 25}, {ANY, ANYT}, {peer, ANYT}},
-                  in, st);
+      receive_all({{peer, 23}, {peer, ANYT}, {ANY, ANYT}, {ANY, 25}, {ANY, ANYT}, {peer, ANYT}}, in,
+                  st);
       MPI_Barrier(s.comm);
       MPI_Barrier(s.comm);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -334,7 +335,10 @@ TEST_CASE("message sizes from 0 B to 64 MiB arrive intact", "[ofi][sizes]") {
 // pipe" (seen here, with and without MPIX_OFI_ORDER=serialize). The check is skipped there so
 // the rest of the suite can run.
 static bool truncation_breaks_connection() {
-  auto env = [](const char *n) { const char *v = std::getenv(n); return v ? v : ""; };
+  auto env = [](const char *n) {
+    const char *v = std::getenv(n);
+    return v ? v : "";
+  };
   return !std::strcmp(env("MPIX_PROVIDER"), "ofi") && !std::strcmp(env("MPIX_OFI_PROVIDER"), "tcp");
 }
 

@@ -50,15 +50,17 @@ int main(int argc, char **argv) {
   close(fd);
   unlink(path);
   std::fputs(log.c_str(), stderr);
-  const bool named = log.find("partitioned receive request (peer " + std::to_string(rank) +
-                              ", tag 4, 2 partitions) still active at MPI_Finalize") !=
-                     std::string::npos;
-  const bool counted = log.find("MPI_Finalize: 1 partitioned request(s) still active") !=
-                       std::string::npos;
+  const bool named =
+      log.find("partitioned receive request (peer " + std::to_string(rank) +
+               ", tag 4, 2 partitions) still active at MPI_Finalize") != std::string::npos;
+  const bool counted =
+      log.find("MPI_Finalize: 1 partitioned request(s) still active") != std::string::npos;
   const bool other = log.find("tag 3") != std::string::npos;  // the completed one
   if (!named || !counted || other) {
-    std::fprintf(stderr, "finalize_report_test: FAILED (named %d, counted %d, completed one "
-                 "reported %d)\n", named, counted, other);
+    std::fprintf(stderr,
+                 "finalize_report_test: FAILED (named %d, counted %d, completed one "
+                 "reported %d)\n",
+                 named, counted, other);
     return 1;
   }
   std::fprintf(stderr, "finalize_report_test: rank %d ok\n", rank);

@@ -6,7 +6,8 @@ namespace {
 
 __global__ void produce_k(int *buf, int per, int round, MPIX_Prequest preq, int *errors) {
   const int p = blockIdx.x;
-  for (int i = threadIdx.x; i < per; i += blockDim.x) buf[p * per + i] = expected(round, p * per + i);
+  for (int i = threadIdx.x; i < per; i += blockDim.x)
+    buf[p * per + i] = expected(round, p * per + i);
   __syncthreads();  // the whole partition is written before one thread marks it
   if (threadIdx.x == 0 && MPIX_Pready(p, preq) != MPI_SUCCESS) atomicAdd(errors, 1);
 }
@@ -56,8 +57,8 @@ cudaError_t produce(int *buf, int parts, int per, int round, MPIX_Prequest preq,
   return cudaGetLastError();
 }
 
-cudaError_t consume(const int *buf, int parts, int per, int round, MPIX_Prequest preq,
-                    int *good, int *bad, cudaStream_t s) {
+cudaError_t consume(const int *buf, int parts, int per, int round, MPIX_Prequest preq, int *good,
+                    int *bad, cudaStream_t s) {
   consume_k<<<parts, 256, 0, s>>>(buf, per, round, preq, good, bad);
   return cudaGetLastError();
 }

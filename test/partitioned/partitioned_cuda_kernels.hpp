@@ -23,8 +23,8 @@ cudaError_t produce(int *buf, int parts, int per, int round, MPIX_Prequest preq,
                     cudaStream_t s);
 // One block per receive partition: polls the device MPIX_Parrived, then checks the partition;
 // counts good and bad partitions in *good / *bad (device memory).
-cudaError_t consume(const int *buf, int parts, int per, int round, MPIX_Prequest preq,
-                    int *good, int *bad, cudaStream_t s);
+cudaError_t consume(const int *buf, int parts, int per, int round, MPIX_Prequest preq, int *good,
+                    int *bad, cudaStream_t s);
 // One thread: MPIX_Pready(0), MPIX_Pready(0) again, MPIX_Pready(parts) (out of range), then
 // MPIX_Pready_range(1, parts - 1); the four return codes go to rc[0..3] (device memory).
 cudaError_t misuse(MPIX_Prequest preq, int parts, int *rc, cudaStream_t s);

@@ -65,8 +65,8 @@ TEST_CASE("kernels mark and poll partitions; 100 rounds in stream order, no host
   for (int r = 0; r < kRounds; ++r) {
     REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
     if (sender)
-      CUDA_REQUIRE(mpix_ptest::produce(buf.p, kSendParts, kTotal / kSendParts, r, preq, c.d,
-                                       sc.cs));
+      CUDA_REQUIRE(
+          mpix_ptest::produce(buf.p, kSendParts, kTotal / kSendParts, r, preq, c.d, sc.cs));
     else
       CUDA_REQUIRE(mpix_ptest::consume(buf.p, kRecvParts, kTotal / kRecvParts, r, preq, c.d + 1,
                                        c.d + 2, sc.cs));
@@ -108,10 +108,8 @@ TEST_CASE("host start, kernel Pready, host wait on a plain communicator", "[part
   Counters c(3);
   for (int r = 0; r < 10; ++r) {
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
-    if (sender)
-      CUDA_REQUIRE(mpix_ptest::produce(buf.p, kParts, kPer, r, preq, c.d, s));
-    else
-      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kParts, kPer, r, preq, c.d + 1, c.d + 2, s));
+    if (sender) CUDA_REQUIRE(mpix_ptest::produce(buf.p, kParts, kPer, r, preq, c.d, s));
+    else CUDA_REQUIRE(mpix_ptest::consume(buf.p, kParts, kPer, r, preq, c.d + 1, c.d + 2, s));
     MPI_Status st;
     REQUIRE(MPIX_Wait(&req, &st) == MPI_SUCCESS);
     CUDA_REQUIRE(cudaStreamSynchronize(s));

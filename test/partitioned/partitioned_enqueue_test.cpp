@@ -93,11 +93,11 @@ TEST_CASE("100 rounds with enqueued start and wait and device-API partitions, no
   MPIX_Request req;
   const bool sender = sc.rank == 0;
   if (sender)
-    REQUIRE(MPIX_Psend_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 0, sc.comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Psend_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 0, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
   else
-    REQUIRE(MPIX_Precv_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 0, sc.comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 0, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
   MPIX_Prequest preq;
   REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
   std::atomic<int> errors{0}, good{0}, bad{0};
@@ -138,11 +138,11 @@ TEST_CASE("host and enqueued completion mix as MPI allows", "[partitioned][enque
   MPIX_Request req;
   const bool sender = sc.rank == 0;
   if (sender)
-    REQUIRE(MPIX_Psend_init(buf.data(), 4, 1, MPI_INT, sc.peer, 1, sc.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Psend_init(buf.data(), 4, 1, MPI_INT, sc.peer, 1, sc.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
   else
-    REQUIRE(MPIX_Precv_init(buf.data(), 1, 4, MPI_INT, sc.peer, 1, sc.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(buf.data(), 1, 4, MPI_INT, sc.peer, 1, sc.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
   for (int round = 0; round < 3; ++round) {
     // Round 0: enqueued start, host wait. Round 1: host start, enqueued wait. Round 2: both
     // enqueued, then a host MPIX_Start after synchronising the stream.
@@ -205,8 +205,7 @@ TEST_CASE("device-side misuse is reported by the host calls", "[partitioned][dev
   MPI_Comm_rank(comm, &rank);
   int sbuf[4] = {1, 2, 3, 4}, rbuf[4] = {0};
   MPIX_Request s, r;  // a pair to this process itself
-  REQUIRE(MPIX_Psend_init(sbuf, 4, 1, MPI_INT, rank, 7, comm, MPI_INFO_NULL, &s) ==
-          MPI_SUCCESS);
+  REQUIRE(MPIX_Psend_init(sbuf, 4, 1, MPI_INT, rank, 7, comm, MPI_INFO_NULL, &s) == MPI_SUCCESS);
   REQUIRE(MPIX_Precv_init(rbuf, 4, 1, MPI_INT, rank, 7, comm, MPI_INFO_NULL, &r) == MPI_SUCCESS);
   MPIX_Prequest ps, pr;
   REQUIRE(MPIX_Prequest_create(s, &ps) == MPI_SUCCESS);
@@ -217,13 +216,13 @@ TEST_CASE("device-side misuse is reported by the host calls", "[partitioned][dev
     CHECK(MPIX_Pready(0, ps) == MPI_ERR_REQUEST);  // not started: nothing marked
     REQUIRE(MPIX_Start(&s) == MPI_SUCCESS);
     REQUIRE(MPIX_Start(&r) == MPI_SUCCESS);
-    CHECK(MPIX_Pready(0, pr) == MPI_ERR_REQUEST);      // a receive request
+    CHECK(MPIX_Pready(0, pr) == MPI_ERR_REQUEST);           // a receive request
     CHECK(MPIX_Parrived(ps, 0, &flag) == MPI_ERR_REQUEST);  // a send request
-    CHECK(flag == 1);                                   // never leaves a poller spinning
+    CHECK(flag == 1);                                       // never leaves a poller spinning
     CHECK(MPIX_Pready(4, ps) == MPI_ERR_ARG);
     CHECK(MPIX_Pready_range(2, 5, ps) == MPI_ERR_ARG);  // nothing of the range marked
     REQUIRE(MPIX_Pready(0, ps) == MPI_SUCCESS);
-    CHECK(MPIX_Pready(0, ps) == MPI_ERR_ARG);           // twice
+    CHECK(MPIX_Pready(0, ps) == MPI_ERR_ARG);  // twice
     REQUIRE(MPIX_Pready_range(1, 3, ps) == MPI_SUCCESS);
     for (int p = 0; p < 4; ++p) {
       flag = 0;

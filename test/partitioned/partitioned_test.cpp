@@ -112,8 +112,8 @@ TEST_CASE("a receive partition arrives only once every piece of it was sent", "[
   std::vector<int> buf(64, -1);
   MPIX_Request req;
   if (pr.rank == 0) {
-    REQUIRE(MPIX_Psend_init(buf.data(), 8, 8, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Psend_init(buf.data(), 8, 8, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
     for (int i = 0; i < 64; ++i) buf[i] = i;
     REQUIRE(MPIX_Pready_range(0, 3, req) == MPI_SUCCESS);  // the first half
@@ -123,8 +123,8 @@ TEST_CASE("a receive partition arrives only once every piece of it was sent", "[
     REQUIRE(MPIX_Pready_list(4, rest, req) == MPI_SUCCESS);
     REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   } else {
-    REQUIRE(MPIX_Precv_init(buf.data(), 2, 32, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(buf.data(), 2, 32, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
     int flag = 0;
     while (!flag) REQUIRE(MPIX_Parrived(req, 0, &flag) == MPI_SUCCESS);
@@ -149,8 +149,8 @@ TEST_CASE("partitioned traffic never matches ordinary messages with the same tag
   int plain = -1;
   MPIX_Request req;
   if (pr.rank == 0) {
-    REQUIRE(MPIX_Psend_init(pbuf.data(), 2, 8, MPI_INT, pr.peer, 4, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Psend_init(pbuf.data(), 2, 8, MPI_INT, pr.peer, 4, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
     plain = 77;
     MPI_Send(&plain, 1, MPI_INT, pr.peer, 4, pr.comm);  // same comm, same tag
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
@@ -158,8 +158,8 @@ TEST_CASE("partitioned traffic never matches ordinary messages with the same tag
     REQUIRE(MPIX_Pready_range(0, 1, req) == MPI_SUCCESS);
     REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   } else {
-    REQUIRE(MPIX_Precv_init(pbuf.data(), 2, 8, MPI_INT, pr.peer, 4, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(pbuf.data(), 2, 8, MPI_INT, pr.peer, 4, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
     MPI_Recv(&plain, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, pr.comm, MPI_STATUS_IGNORE);
     CHECK(plain == 77);
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
@@ -209,11 +209,11 @@ TEST_CASE("MPIX_Test completes a round without blocking", "[partitioned]") {
   MPIX_Request req;
   const bool sender = pr.rank == 0;
   if (sender)
-    REQUIRE(MPIX_Psend_init(buf.data(), 5, 2, MPI_INT, pr.peer, 2, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Psend_init(buf.data(), 5, 2, MPI_INT, pr.peer, 2, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
   else
-    REQUIRE(MPIX_Precv_init(buf.data(), 5, 2, MPI_INT, pr.peer, 2, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(buf.data(), 5, 2, MPI_INT, pr.peer, 2, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
   REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
   int flag = 1;
   if (sender) {
@@ -284,8 +284,7 @@ TEST_CASE("a size mismatch drains the sender's partitions: no hang, no stale mes
       MPI_Status st;
       int flag = 0, rc = MPI_SUCCESS;
       auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (!flag && std::chrono::steady_clock::now() < give_up)
-        rc = MPIX_Test(&req, &flag, &st);
+      while (!flag && std::chrono::steady_clock::now() < give_up) rc = MPIX_Test(&req, &flag, &st);
       REQUIRE(flag == 1);  // the sender's round completed: the receiver took its messages
       CHECK(err_class(rc) == (pr.rank == 0 ? MPI_SUCCESS : MPI_ERR_TRUNCATE));
     }
@@ -297,13 +296,13 @@ TEST_CASE("a size mismatch drains the sender's partitions: no hang, no stale mes
   MPIX_Request req = MPIX_REQUEST_NULL;
   if (pr.rank == 0) {
     for (int i = 0; i < 16; ++i) buf[i] = 100 + i;
-    REQUIRE(MPIX_Psend_init(buf.data(), 4, 4, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Psend_init(buf.data(), 4, 4, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
     REQUIRE(MPIX_Pready_range(0, 3, req) == MPI_SUCCESS);
   } else {
-    REQUIRE(MPIX_Precv_init(buf.data(), 4, 4, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL,
-                            &req) == MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(buf.data(), 4, 4, MPI_INT, pr.peer, 9, pr.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
   }
   REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
@@ -338,20 +337,20 @@ TEST_CASE("bad partitioned input gets MPI error classes", "[partitioned][errors]
   // Init arguments.
   CHECK(err_class(MPIX_Psend_init(buf, 2, 4, MPI_INT, pr.peer, 0, pr.comm, MPI_INFO_NULL,
                                   nullptr)) == MPI_ERR_ARG);
-  CHECK(err_class(MPIX_Psend_init(buf, -1, 4, MPI_INT, pr.peer, 0, pr.comm, MPI_INFO_NULL,
-                                  &s)) == MPI_ERR_ARG);
-  CHECK(err_class(MPIX_Psend_init(buf, 2, -4, MPI_INT, pr.peer, 0, pr.comm, MPI_INFO_NULL,
-                                  &s)) == MPI_ERR_COUNT);
-  CHECK(err_class(MPIX_Psend_init(buf, 2, 4, MPI_DATATYPE_NULL, pr.peer, 0, pr.comm,
-                                  MPI_INFO_NULL, &s)) == MPI_ERR_TYPE);
+  CHECK(err_class(MPIX_Psend_init(buf, -1, 4, MPI_INT, pr.peer, 0, pr.comm, MPI_INFO_NULL, &s)) ==
+        MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Psend_init(buf, 2, -4, MPI_INT, pr.peer, 0, pr.comm, MPI_INFO_NULL, &s)) ==
+        MPI_ERR_COUNT);
+  CHECK(err_class(MPIX_Psend_init(buf, 2, 4, MPI_DATATYPE_NULL, pr.peer, 0, pr.comm, MPI_INFO_NULL,
+                                  &s)) == MPI_ERR_TYPE);
   CHECK(err_class(MPIX_Psend_init(nullptr, 2, 4, MPI_INT, pr.peer, 0, pr.comm, MPI_INFO_NULL,
                                   &s)) == MPI_ERR_BUFFER);
   CHECK(err_class(MPIX_Psend_init(buf, 2, 4, MPI_INT, 42, 0, pr.comm, MPI_INFO_NULL, &s)) ==
         MPI_ERR_RANK);
-  CHECK(err_class(MPIX_Precv_init(buf, 2, 4, MPI_INT, MPI_ANY_SOURCE, 0, pr.comm,
-                                  MPI_INFO_NULL, &r)) == MPI_ERR_RANK);
-  CHECK(err_class(MPIX_Precv_init(buf, 2, 4, MPI_INT, pr.peer, MPI_ANY_TAG, pr.comm,
-                                  MPI_INFO_NULL, &r)) == MPI_ERR_TAG);
+  CHECK(err_class(MPIX_Precv_init(buf, 2, 4, MPI_INT, MPI_ANY_SOURCE, 0, pr.comm, MPI_INFO_NULL,
+                                  &r)) == MPI_ERR_RANK);
+  CHECK(err_class(MPIX_Precv_init(buf, 2, 4, MPI_INT, pr.peer, MPI_ANY_TAG, pr.comm, MPI_INFO_NULL,
+                                  &r)) == MPI_ERR_TAG);
   CHECK(err_class(MPIX_Psend_init(buf, 2, 4, MPI_INT, pr.peer, 0, MPI_COMM_NULL, MPI_INFO_NULL,
                                   &s)) == MPI_ERR_COMM);
   CHECK(s == MPIX_REQUEST_NULL);
@@ -363,39 +362,39 @@ TEST_CASE("bad partitioned input gets MPI error classes", "[partitioned][errors]
   REQUIRE(MPIX_Precv_init(rbuf, 2, 2, MPI_INT, pr.rank, 5, pr.comm, MPI_INFO_NULL, &r) ==
           MPI_SUCCESS);
   int flag = 0;
-  CHECK(err_class(MPIX_Pready(0, s)) == MPI_ERR_REQUEST);      // inactive
+  CHECK(err_class(MPIX_Pready(0, s)) == MPI_ERR_REQUEST);           // inactive
   CHECK(err_class(MPIX_Parrived(r, 0, &flag)) == MPI_ERR_REQUEST);  // inactive
   REQUIRE(MPIX_Start(&s) == MPI_SUCCESS);
   REQUIRE(MPIX_Start(&r) == MPI_SUCCESS);
-  CHECK(err_class(MPIX_Start(&s)) == MPI_ERR_REQUEST);          // already active
+  CHECK(err_class(MPIX_Start(&s)) == MPI_ERR_REQUEST);  // already active
   MPIX_Request both[2] = {r, s};
   CHECK(err_class(MPIX_Startall(2, both)) == MPI_ERR_REQUEST);
-  CHECK(err_class(MPIX_Pready(4, s)) == MPI_ERR_ARG);           // out of range
+  CHECK(err_class(MPIX_Pready(4, s)) == MPI_ERR_ARG);  // out of range
   CHECK(err_class(MPIX_Pready(-1, s)) == MPI_ERR_ARG);
   CHECK(err_class(MPIX_Pready_range(2, 1, s)) == MPI_ERR_ARG);  // low > high
   CHECK(err_class(MPIX_Pready_range(3, 4, s)) == MPI_ERR_ARG);  // 4 out of range: none marked
   const int dup[] = {1, 1};
-  CHECK(err_class(MPIX_Pready_list(2, dup, s)) == MPI_ERR_ARG);  // duplicate: none marked
-  CHECK(err_class(MPIX_Pready(0, r)) == MPI_ERR_REQUEST);       // a receive request
+  CHECK(err_class(MPIX_Pready_list(2, dup, s)) == MPI_ERR_ARG);     // duplicate: none marked
+  CHECK(err_class(MPIX_Pready(0, r)) == MPI_ERR_REQUEST);           // a receive request
   CHECK(err_class(MPIX_Parrived(s, 0, &flag)) == MPI_ERR_REQUEST);  // a send request
   CHECK(err_class(MPIX_Parrived(r, 2, &flag)) == MPI_ERR_ARG);
   CHECK(err_class(MPIX_Parrived(r, 0, nullptr)) == MPI_ERR_ARG);
-  CHECK(err_class(MPIX_Request_free(&s)) == MPI_ERR_REQUEST);   // active
+  CHECK(err_class(MPIX_Request_free(&s)) == MPI_ERR_REQUEST);  // active
   CHECK(s != MPIX_REQUEST_NULL);
   // Partition 3 was not marked by the failed range, nor 1 by the failed list.
   for (int i = 0; i < 4; ++i) buf[i] = 40 + i;
   REQUIRE(MPIX_Pready(3, s) == MPI_SUCCESS);
-  CHECK(err_class(MPIX_Pready(3, s)) == MPI_ERR_ARG);           // twice in one round
+  CHECK(err_class(MPIX_Pready(3, s)) == MPI_ERR_ARG);  // twice in one round
   const int rest[] = {0, 1, 2};
   REQUIRE(MPIX_Pready_list(3, rest, s) == MPI_SUCCESS);
   REQUIRE(MPIX_Wait(&s, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   REQUIRE(MPIX_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   for (int i = 0; i < 4; ++i) CHECK(rbuf[i] == 40 + i);
-  CHECK(err_class(MPIX_Pready(0, s)) == MPI_ERR_REQUEST);       // inactive again
+  CHECK(err_class(MPIX_Pready(0, s)) == MPI_ERR_REQUEST);  // inactive again
   REQUIRE(MPIX_Request_free(&s) == MPI_SUCCESS);
   REQUIRE(MPIX_Request_free(&r) == MPI_SUCCESS);
   MPIX_Request stale = s;
-  CHECK(err_class(MPIX_Start(&stale)) == MPI_ERR_REQUEST);      // MPIX_REQUEST_NULL
+  CHECK(err_class(MPIX_Start(&stale)) == MPI_ERR_REQUEST);  // MPIX_REQUEST_NULL
   CHECK(err_class(MPIX_Request_free(&stale)) == MPI_ERR_REQUEST);
   // MPIX_Wait on MPIX_REQUEST_NULL: an empty status.
   MPI_Status st;

@@ -1,7 +1,8 @@
 // PieceMap: where a partitioned send's partitions land in a receive with another partition
 // count, and which receive partitions each one completes.
-#include "catch.hpp"
 #include "partitioned/piece_map.hpp"
+
+#include "catch.hpp"
 
 using mpix::PieceMap;
 

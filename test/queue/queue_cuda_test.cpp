@@ -57,7 +57,7 @@ TEST_CASE("queue sends and receives of device buffers over several starts, no ho
   for (std::size_t n : {std::size_t{4096}, std::size_t{4} << 20}) {
     for (Place place : {Place::device, Place::managed}) {
       INFO(n << " bytes per message, buffers: " << place_name(place) << ", trigger "
-              << trigger_under_test());
+             << trigger_under_test());
       StreamQueue sq;
       GpuBuf out(place, kStarts * n), in(place, kStarts * n);
       Counters ctr;
@@ -73,8 +73,8 @@ TEST_CASE("queue sends and receives of device buffers over several starts, no ho
         MPI_Request r[2];
         REQUIRE(MPIX_Enqueue_recv(in.as<char>() + s * n, (int)n, MPI_BYTE, peer, s, sq.comm, sq.q,
                                   &r[0]) == MPI_SUCCESS);
-        REQUIRE(MPIX_Enqueue_send(out.as<char>() + s * n, (int)n, MPI_BYTE, peer, s, sq.comm,
-                                  sq.q, &r[1]) == MPI_SUCCESS);
+        REQUIRE(MPIX_Enqueue_send(out.as<char>() + s * n, (int)n, MPI_BYTE, peer, s, sq.comm, sq.q,
+                                  &r[1]) == MPI_SUCCESS);
         // Written after the send was enqueued, before its start: the send must carry it.
         CUDA_REQUIRE(fill_pattern(out.as<char>() + s * n, n, seed_of(rank, s), sq.cs));
         REQUIRE(MPIX_Enqueue_start(sq.q) == MPI_SUCCESS);
@@ -155,8 +155,7 @@ TEST_CASE("a strided queue receive into device memory keeps its gaps", "[gpu][qu
     REQUIRE(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
     auto got = in.read<int>(span);
     int bad = 0;
-    for (int i = 0; i < span; ++i)
-      bad += got[i] != (i % 5 < 2 ? peer * 100000 + i : -7);
+    for (int i = 0; i < span; ++i) bad += got[i] != (i % 5 < 2 ? peer * 100000 + i : -7);
     CHECK(bad == 0);
   }
   MPI_Type_free(&vec);

@@ -57,8 +57,8 @@ TEST_CASE("interleaved sends and receives over several starts", "[queue]") {
   MPIX_Queue q;
   REQUIRE(MPIX_Create_queue(f.comm, f.hs, &q) == MPI_SUCCESS);
   constexpr int kStarts = 6, kN = 257;
-  std::vector<std::vector<int>> out(kStarts, std::vector<int>(kN)), in(kStarts,
-                                                                      std::vector<int>(kN, -1));
+  std::vector<std::vector<int>> out(kStarts, std::vector<int>(kN)),
+      in(kStarts, std::vector<int>(kN, -1));
   std::vector<MPI_Request> reqs;
   for (int s = 0; s < kStarts; ++s) {
     for (int i = 0; i < kN; ++i) out[s][i] = f.rank * 1000000 + s * 1000 + i;
@@ -258,10 +258,13 @@ TEST_CASE("a queue on a stream communicator follows that stream's order", "[queu
       int *dst;
       const int *src;
     } cp{&seen, &in};
-    REQUIRE(mpix_host_stream_launch(hs, [](void *a) {
-      auto *c = static_cast<Copy *>(a);
-      *c->dst = *c->src;
-    }, &cp) == 0);
+    REQUIRE(mpix_host_stream_launch(
+                hs,
+                [](void *a) {
+                  auto *c = static_cast<Copy *>(a);
+                  *c->dst = *c->src;
+                },
+                &cp) == 0);
     REQUIRE(MPIX_Stream_synchronize(stream) == MPI_SUCCESS);
     CHECK(seen == peer * 100 + it);
     REQUIRE(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
@@ -272,8 +275,7 @@ TEST_CASE("a queue on a stream communicator follows that stream's order", "[queu
   REQUIRE(mpix_host_stream_destroy(&hs) == 0);
 }
 
-TEST_CASE("a NULL stream on a plain communicator gives the queue its own host stream",
-          "[queue]") {
+TEST_CASE("a NULL stream on a plain communicator gives the queue its own host stream", "[queue]") {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   int rank = rank_of(comm), peer = rank ^ 1;
@@ -326,15 +328,13 @@ TEST_CASE("bad queue input gets MPI error classes", "[queue][errors]") {
   REQUIRE(MPIX_Create_queue(f.comm, f.hs, &q) == MPI_SUCCESS);
   int x = 0;
   MPI_Request r;
-  CHECK(err_class(MPIX_Enqueue_send(&x, 1, MPI_INT, f.peer, 0, f.comm, q, nullptr)) ==
-        MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Enqueue_send(&x, 1, MPI_INT, f.peer, 0, f.comm, q, nullptr)) == MPI_ERR_ARG);
   CHECK(err_class(MPIX_Enqueue_send(&x, 1, MPI_INT, 99, 0, f.comm, q, &r)) == MPI_ERR_RANK);
-  CHECK(err_class(MPIX_Enqueue_send(&x, -1, MPI_INT, f.peer, 0, f.comm, q, &r)) ==
-        MPI_ERR_COUNT);
+  CHECK(err_class(MPIX_Enqueue_send(&x, -1, MPI_INT, f.peer, 0, f.comm, q, &r)) == MPI_ERR_COUNT);
   CHECK(err_class(MPIX_Enqueue_recv(&x, 1, MPI_INT, f.peer, -5, f.comm, q, &r)) == MPI_ERR_TAG);
   CHECK(err_class(MPIX_Enqueue_send(&x, 1, MPI_INT, f.peer, 0, f.comm, MPIX_QUEUE_NULL, &r)) ==
         MPI_ERR_ARG);
   REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
-  CHECK(err_class(MPIX_Free_queue(q)) == MPI_ERR_ARG);  // freed twice
+  CHECK(err_class(MPIX_Free_queue(q)) == MPI_ERR_ARG);     // freed twice
   CHECK(err_class(MPIX_Enqueue_start(q)) == MPI_ERR_ARG);  // stale handle
 }

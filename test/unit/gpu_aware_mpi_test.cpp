@@ -1,7 +1,8 @@
 // Whether device buffers go to MPI unstaged (gpu/gpu_aware_mpi.hpp): every combination of the
 // setting, the MPI library's answer and the backend. No GPU and no CUDA-aware MPI needed.
-#include "catch.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
+
+#include "catch.hpp"
 
 using namespace mpix;
 
@@ -45,8 +46,7 @@ TEST_CASE("CUDA streams: auto follows the MPI library, on and off force the choi
         std::string::npos);
 }
 
-TEST_CASE("host and HIP streams are never handed to MPI unstaged by this rule",
-          "[unit][aware]") {
+TEST_CASE("host and HIP streams are never handed to MPI unstaged by this rule", "[unit][aware]") {
   for (AwareSetting s : {AwareSetting::automatic, AwareSetting::on, AwareSetting::off})
     for (AwareQuery q : {AwareQuery::yes, AwareQuery::no, AwareQuery::unknown}) {
       CHECK_FALSE(aware_choose(s, q, StreamKind::hip).direct);

@@ -1,10 +1,10 @@
 // The host stream runs work in order on its worker, and write/wait values behave like the
 // CUDA stream memory operations they stand in for.
+#include <mpi.h>
+
 #include <atomic>
 #include <thread>
 #include <vector>
-
-#include <mpi.h>
 
 #include "address_space_limit.hpp"
 #include "catch.hpp"
@@ -23,7 +23,11 @@ TEST_CASE("host stream runs host functions in order", "[host_stream]") {
   for (int i = 0; i < 100; ++i) {
     args.push_back({&seen, i});
     REQUIRE(mpix_host_stream_launch(
-                s, [](void *p) { auto *a = static_cast<Arg *>(p); a->seen->push_back(a->v); },
+                s,
+                [](void *p) {
+                  auto *a = static_cast<Arg *>(p);
+                  a->seen->push_back(a->v);
+                },
                 &args.back()) == 0);
   }
   REQUIRE(mpix_host_stream_synchronize(s) == 0);
@@ -39,8 +43,8 @@ TEST_CASE("wait_value holds later work until the value is reached", "[host_strea
   alignas(8) uint64_t gate = 0, out = 0;
   std::atomic<int> ran{0};
   REQUIRE(mpix_host_stream_wait_value64(s, &gate, 3) == 0);
-  REQUIRE(mpix_host_stream_launch(s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); },
-                                  &ran) == 0);
+  REQUIRE(mpix_host_stream_launch(
+              s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); }, &ran) == 0);
   REQUIRE(mpix_host_stream_write_value64(s, &out, 7) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(ran.load() == 0);
@@ -60,8 +64,8 @@ TEST_CASE("wait_value compares cyclically like CU_STREAM_WAIT_VALUE_GEQ", "[host
   alignas(8) uint64_t word = ~uint64_t{0};  // -1 is "before" 1 cyclically: must not pass
   std::atomic<int> ran{0};
   REQUIRE(mpix_host_stream_wait_value64(s, &word, 1) == 0);
-  REQUIRE(mpix_host_stream_launch(s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); },
-                                  &ran) == 0);
+  REQUIRE(mpix_host_stream_launch(
+              s, [](void *p) { static_cast<std::atomic<int> *>(p)->store(1); }, &ran) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(ran.load() == 0);
   __atomic_store_n(&word, 1, __ATOMIC_RELEASE);
@@ -78,7 +82,8 @@ TEST_CASE("host stream calls refuse bad handles", "[host_stream]") {
   mpix_host_stream_t copy = s;
   REQUIRE(mpix_host_stream_destroy(&s) == 0);
   CHECK(mpix_host_stream_destroy(&copy) != 0);  // double destroy
-  CHECK(mpix_host_stream_launch(copy, [](void *) {}, nullptr) != 0);
+  CHECK(mpix_host_stream_launch(
+            copy, [](void *) {}, nullptr) != 0);
 }
 
 // Hidden ([.]): run alone by CTest (unit_host_stream_thread_failure), see CMakeLists.txt.

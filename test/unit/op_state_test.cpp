@@ -11,8 +11,8 @@ using mpix::OpKind;
 using mpix::OpState;
 
 TEST_CASE("every op state has its own name, in life-cycle order", "[op]") {
-  const OpState order[] = {OpState::armed,      OpState::staging_out, OpState::triggered,
-                           OpState::posted,     OpState::staging_in,  OpState::complete,
+  const OpState order[] = {OpState::armed,  OpState::staging_out, OpState::triggered,
+                           OpState::posted, OpState::staging_in,  OpState::complete,
                            OpState::retired};
   const char *names[] = {"ARMED",      "STAGING_OUT", "TRIGGERED", "POSTED",
                          "STAGING_IN", "COMPLETE",    "RETIRED"};
@@ -45,8 +45,8 @@ const std::vector<std::vector<OpState>> kLegalPaths = {
     // Unstaged send or receive.
     {OpState::armed, OpState::triggered, OpState::posted, OpState::complete, OpState::retired},
     // Staged, with agent copies out and in.
-    {OpState::armed, OpState::staging_out, OpState::triggered, OpState::posted,
-     OpState::staging_in, OpState::complete, OpState::retired},
+    {OpState::armed, OpState::staging_out, OpState::triggered, OpState::posted, OpState::staging_in,
+     OpState::complete, OpState::retired},
     // Failures: not posted (op_fail before the trigger), copy out failed, post failed.
     {OpState::armed, OpState::complete, OpState::retired},
     {OpState::armed, OpState::staging_out, OpState::complete, OpState::retired},

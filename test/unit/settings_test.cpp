@@ -149,8 +149,8 @@ TEST_CASE("list and name settings", "[settings]") {
   for (const auto &w : words(mpix::setting_info(s).words, ',')) CHECK(accepts(s, w));
   CHECK(accepts(s, "agent,ofi"));
   CHECK(accepts(s, "api,agent,stream,mpi,ofi,cuda,hip,host"));
-  for (const char *g : {"", "bogus", "agent,", ",agent", "agent,,ofi", "agent, ofi", "all,agent",
-                        "agent ofi"})
+  for (const char *g :
+       {"", "bogus", "agent,", ",agent", "agent,,ofi", "agent, ofi", "all,agent", "agent ofi"})
     CHECK(!accepts(s, g));
 
   const Setting p = Setting::ofi_provider;

@@ -3,6 +3,8 @@
 // touches, regular types stay a few runs, and copying by runs on a host stream or with the
 // backend's blocking copy writes the typemap's bytes and leaves every gap byte alone.
 // One rank under mpirun (MPI_Type_* and MPI_Pack need MPI), no GPU.
+#include "core/typemap.hpp"
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "core/typemap.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
 
@@ -241,11 +242,11 @@ TEST_CASE("copies by runs write the typemap's bytes and leave the gaps alone", "
       std::vector<int> cov = coverage(l);
       std::vector<unsigned char> src(l.span), dst_async(l.span, 0xA5), dst_sync(l.span, 0xA5);
       for (std::size_t i = 0; i < l.span; ++i) src[i] = static_cast<unsigned char>(i * 7 + 1);
-      REQUIRE(ex->copy_runs_async(dst_async.data(), src.data(), l.runs.data(), l.runs.size())
-                  .is_ok());
+      REQUIRE(
+          ex->copy_runs_async(dst_async.data(), src.data(), l.runs.data(), l.runs.size()).is_ok());
       REQUIRE(ex->synchronize().is_ok());
-      REQUIRE(be->copy_runs_sync(dst_sync.data(), src.data(), l.runs.data(), l.runs.size())
-                  .is_ok());
+      REQUIRE(
+          be->copy_runs_sync(dst_sync.data(), src.data(), l.runs.data(), l.runs.size()).is_ok());
       std::size_t bad = 0;
       for (std::size_t i = 0; i < l.span; ++i) {
         const unsigned char want = cov[i] ? src[i] : 0xA5;

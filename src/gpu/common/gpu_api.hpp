@@ -24,8 +24,8 @@ namespace mpix {
 
 struct GpuDeviceInfo {
   std::string name;
-  bool memops = false;              // 64-bit stream wait/write value operations
-  bool host_ptr_registered = false; // registered host memory has the same address on device
+  bool memops = false;               // 64-bit stream wait/write value operations
+  bool host_ptr_registered = false;  // registered host memory has the same address on device
 };
 
 // One stream memory operation of a batch.

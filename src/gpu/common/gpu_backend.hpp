@@ -68,18 +68,23 @@ class GpuBackend final : public Backend {
       MPIX_TRY(Api::check_stream_context(s, private_[dev].s));
     }
     if (Api::is_default_stream(s))
-      MPIX_LOG(info, Api::kSubsys, "stream %p is a default stream of device %d: mpix issues its "
-               "work there with that device current, from the calling thread", native, dev);
+      MPIX_LOG(info, Api::kSubsys,
+               "stream %p is a default stream of device %d: mpix issues its "
+               "work there with that device current, from the calling thread",
+               native, dev);
     TriggerMode m = mode;
     if (m == TriggerMode::memop && !devices_[dev].memops) {
       m = Api::kHasKernels ? TriggerMode::kernel : TriggerMode::hostfn;
-      MPIX_LOG(info, Api::kSubsys, "device %d (%s) has no 64-bit stream memory operations: "
-               "trigger mode %s", dev, devices_[dev].name.c_str(), trigger_mode_name(m));
+      MPIX_LOG(info, Api::kSubsys,
+               "device %d (%s) has no 64-bit stream memory operations: "
+               "trigger mode %s",
+               dev, devices_[dev].name.c_str(), trigger_mode_name(m));
     }
     if (m == TriggerMode::kernel && !Api::kHasKernels)
       return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                          "trigger mode kernel needs mpix's %s kernels, which this build does not "
-                         "have (its device code was not compiled)", Api::kName);
+                         "have (its device code was not compiled)",
+                         Api::kName);
     MPIX_LOG(debug, Api::kSubsys, "stream %p on device %d, trigger mode %s", native, dev,
              trigger_mode_name(m));
     out->reset(new GpuExecStream<Api>(s, dev, m, &signals_));
@@ -123,8 +128,7 @@ class GpuBackend final : public Backend {
     return Api::synchronize(s);
   }
 
-  Status copy_runs_sync(void *dst, const void *src, const CopyRun *runs,
-                        std::size_t n) override {
+  Status copy_runs_sync(void *dst, const void *src, const CopyRun *runs, std::size_t n) override {
     stream_t s{};
     MPIX_TRY(private_stream(&s));
     MPIX_TRY(gpu_detail::copy_runs<Api>(dst, src, runs, n, s));

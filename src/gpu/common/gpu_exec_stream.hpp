@@ -82,8 +82,8 @@ Status copy_runs(void *dst, const void *src, const CopyRun *runs, std::size_t n,
       MPIX_TRY(Api::copy_2d_async(d + r.offset, c + r.offset, r.len, r.stride, r.count, s));
     } else {
       for (uint64_t k = 0; k < r.count; ++k)
-        MPIX_TRY(Api::copy_async(d + r.offset + k * r.stride, c + r.offset + k * r.stride, r.len,
-                                 s));
+        MPIX_TRY(
+            Api::copy_async(d + r.offset + k * r.stride, c + r.offset + k * r.stride, r.len, s));
     }
   }
   return {};
@@ -97,7 +97,10 @@ class GpuExecStream final : public ExecStream {
   using stream_t = typename Api::stream_t;
 
   GpuExecStream(stream_t s, int device, TriggerMode mode, const SignalMap<Api> *signals)
-      : s_(s), device_(device), mode_(mode), signals_(signals),
+      : s_(s),
+        device_(device),
+        mode_(mode),
+        signals_(signals),
         default_(Api::is_default_stream(s)) {}
 
   Status write_value(uint64_t *word, uint64_t value) override {
@@ -125,10 +128,11 @@ class GpuExecStream final : public ExecStream {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
       for (std::size_t i = 0; i < n; ++i) {
-        auto h = std::make_unique<gpu_detail::HostSignal>(gpu_detail::HostSignal{ops[i].word, ops[i].value});
-        MPIX_TRY(Api::launch_host(s_, ops[i].kind == StreamMemOp::write ? gpu_detail::host_store
-                                                                        : gpu_detail::host_wait,
-                                  h.get()));
+        auto h = std::make_unique<gpu_detail::HostSignal>(
+            gpu_detail::HostSignal{ops[i].word, ops[i].value});
+        MPIX_TRY(Api::launch_host(
+            s_, ops[i].kind == StreamMemOp::write ? gpu_detail::host_store : gpu_detail::host_wait,
+            h.get()));
         h.release();  // the host function owns it now
       }
       return {};
@@ -181,8 +185,7 @@ class GpuExecStream final : public ExecStream {
   // scatter/gather kernel reads the table (a runtime call costs about what a kernel launch
   // does), if this build has kernels and the kernel can reach both buffers and the table
   // (device memory of this stream's device, managed memory, mapped pinned host memory).
-  Status copy_runs_async(void *dst, const void *src, const CopyRun *runs,
-                         std::size_t n) override {
+  Status copy_runs_async(void *dst, const void *src, const CopyRun *runs, std::size_t n) override {
     constexpr std::size_t kMaxRunCopies = 4;
     constexpr uint64_t kLargeRun = 64 * 1024;  // bytes per run where the copy engine does well
     DeviceGuard<Api> g(device_);

@@ -92,7 +92,8 @@ Status CudaApi::init() {
   if (!resolve("cuStreamGetCtx", &g_drv.stream_ctx).is_ok()) g_drv.stream_ctx = nullptr;
   if (!resolve("cuModuleGetLoadingMode", &g_drv.loading_mode).is_ok()) g_drv.loading_mode = nullptr;
   // Optional: only GPU-direct (CUDA IPC) needs it, and says so if it is missing.
-  if (!resolve("cuPointerGetAttributes", &g_drv.pointer_attrs).is_ok()) g_drv.pointer_attrs = nullptr;
+  if (!resolve("cuPointerGetAttributes", &g_drv.pointer_attrs).is_ok())
+    g_drv.pointer_attrs = nullptr;
   return {};
 }
 
@@ -164,9 +165,10 @@ Status CudaApi::stream_device(stream_t s, int *dev) {
   cudaError_t rc = cudaStreamGetDevice(s, dev);
   if (rc != cudaSuccess) {
     cudaGetLastError();
-    return make_status(MPI_ERR_ARG, "info \"value\": %p is not a valid cudaStream_t (destroyed, "
-                       "or not a stream; cudaStreamGetDevice: %s)", static_cast<void *>(s),
-                       cudaGetErrorString(rc));
+    return make_status(MPI_ERR_ARG,
+                       "info \"value\": %p is not a valid cudaStream_t (destroyed, "
+                       "or not a stream; cudaStreamGetDevice: %s)",
+                       static_cast<void *>(s), cudaGetErrorString(rc));
   }
   return {};
 }
@@ -179,16 +181,18 @@ Status CudaApi::check_stream_context(stream_t s, stream_t ours) {
   if (rc != CUDA_SUCCESS) {
     const char *why = nullptr;
     if (g_drv.error_string) g_drv.error_string(rc, &why);
-    return make_status(MPI_ERR_ARG, "info \"value\": %p is not a valid cudaStream_t "
-                       "(cuStreamGetCtx: CUresult %d, %s)", static_cast<void *>(s), static_cast<int>(rc),
-                       why ? why : "unknown");
+    return make_status(MPI_ERR_ARG,
+                       "info \"value\": %p is not a valid cudaStream_t "
+                       "(cuStreamGetCtx: CUresult %d, %s)",
+                       static_cast<void *>(s), static_cast<int>(rc), why ? why : "unknown");
   }
   if (have != want)
     return make_status(MPI_ERR_ARG,
                        "info \"value\": cudaStream_t %p belongs to a CUDA context other than its "
                        "device's primary "
                        "context (one made with cuCtxCreate, or a green context): mpix works with "
-                       "streams of primary contexts only", static_cast<void *>(s));
+                       "streams of primary contexts only",
+                       static_cast<void *>(s));
   return {};
 }
 
@@ -201,14 +205,14 @@ Status CudaApi::is_capturing(stream_t s, bool *capturing) {
 
 Status CudaApi::write_value(stream_t s, uint64_t dev_word, uint64_t value) {
   // The default flags order the write after all earlier work's memory writes.
-  MPIX_CU_CHECK(g_drv.write64(reinterpret_cast<CUstream>(s), dev_word, value,
-                              CU_STREAM_WRITE_VALUE_DEFAULT));
+  MPIX_CU_CHECK(
+      g_drv.write64(reinterpret_cast<CUstream>(s), dev_word, value, CU_STREAM_WRITE_VALUE_DEFAULT));
   return {};
 }
 
 Status CudaApi::wait_value(stream_t s, uint64_t dev_word, uint64_t value) {
-  MPIX_CU_CHECK(g_drv.wait64(reinterpret_cast<CUstream>(s), dev_word, value,
-                             CU_STREAM_WAIT_VALUE_GEQ));
+  MPIX_CU_CHECK(
+      g_drv.wait64(reinterpret_cast<CUstream>(s), dev_word, value, CU_STREAM_WAIT_VALUE_GEQ));
   return {};
 }
 

@@ -23,14 +23,14 @@ namespace mpix {
 Status cuda_status(cudaError_t rc, const char *expr, const char *file, int line);
 Status cu_status(CUresult rc, const char *expr, const char *file, int line);
 
-#define MPIX_CUDA_CHECK(expr)                                                          \
-  do {                                                                                 \
-    cudaError_t mpix_ce_ = (expr);                                                     \
+#define MPIX_CUDA_CHECK(expr)                                                                     \
+  do {                                                                                            \
+    cudaError_t mpix_ce_ = (expr);                                                                \
     if (mpix_ce_ != cudaSuccess) return ::mpix::cuda_status(mpix_ce_, #expr, __FILE__, __LINE__); \
   } while (0)
-#define MPIX_CU_CHECK(expr)                                                            \
-  do {                                                                                 \
-    CUresult mpix_cu_ = (expr);                                                        \
+#define MPIX_CU_CHECK(expr)                                                                      \
+  do {                                                                                           \
+    CUresult mpix_cu_ = (expr);                                                                  \
     if (mpix_cu_ != CUDA_SUCCESS) return ::mpix::cu_status(mpix_cu_, #expr, __FILE__, __LINE__); \
   } while (0)
 
@@ -102,9 +102,8 @@ struct CudaApi {
                                  std::size_t n);
   // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
   // length read when the kernel runs.
-  static Status copy_prefix_kernel(stream_t s, void *dst, const void *src,
-                                   std::size_t max_bytes, const uint64_t *len_word,
-                                   uint64_t skip);
+  static Status copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
+                                   const uint64_t *len_word, uint64_t skip);
   // Loads mpix's kernels into the current device's context now (see DESIGN.md §7: a lazily
   // loaded kernel launched behind a closed stream wait can deadlock).
   static Status load_kernels();

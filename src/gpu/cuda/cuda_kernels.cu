@@ -61,19 +61,18 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
 // W-aligned address and after the last whole word go one by one.
 template <class W>
 __device__ void copy_prefix_words(char *dst, const char *src, unsigned long long n) {
-  const unsigned long long tid = blockIdx.x * static_cast<unsigned long long>(blockDim.x) +
-                                 threadIdx.x;
+  const unsigned long long tid =
+      blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
   const unsigned long long nthreads = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  unsigned long long head = (sizeof(W) - reinterpret_cast<unsigned long long>(dst) % sizeof(W)) %
-                            sizeof(W);
+  unsigned long long head =
+      (sizeof(W) - reinterpret_cast<unsigned long long>(dst) % sizeof(W)) % sizeof(W);
   if (head > n) head = n;
   const unsigned long long words = (n - head) / sizeof(W);
   for (unsigned long long i = tid; i < head; i += nthreads) dst[i] = src[i];
   W *d = reinterpret_cast<W *>(dst + head);
   const W *s = reinterpret_cast<const W *>(src + head);
   for (unsigned long long i = tid; i < words; i += nthreads) d[i] = s[i];
-  for (unsigned long long i = head + words * sizeof(W) + tid; i < n; i += nthreads)
-    dst[i] = src[i];
+  for (unsigned long long i = head + words * sizeof(W) + tid; i < n; i += nthreads) dst[i] = src[i];
 }
 
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
@@ -100,8 +99,7 @@ Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::
   const unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
   copy_prefix<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
                                      max_bytes,
-                                     reinterpret_cast<const unsigned long long *>(len_word),
-                                     skip);
+                                     reinterpret_cast<const unsigned long long *>(len_word), skip);
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }
@@ -111,7 +109,7 @@ Status CudaApi::copy_runs_kernel(stream_t s, void *dst, const void *src, const C
   if (n == 0) return {};
   const unsigned blocks = n < 1024 ? static_cast<unsigned>(n) : 1024u;
   copy_run_table<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
-                                   runs, n);
+                                        runs, n);
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }

@@ -18,9 +18,9 @@ namespace mpix {
 
 Status hip_status(hipError_t rc, const char *expr, const char *file, int line);
 
-#define MPIX_HIP_CHECK(expr)                                                         \
-  do {                                                                               \
-    hipError_t mpix_he_ = (expr);                                                    \
+#define MPIX_HIP_CHECK(expr)                                                                    \
+  do {                                                                                          \
+    hipError_t mpix_he_ = (expr);                                                               \
     if (mpix_he_ != hipSuccess) return ::mpix::hip_status(mpix_he_, #expr, __FILE__, __LINE__); \
   } while (0)
 
@@ -81,9 +81,8 @@ struct HipApi {
                                  std::size_t n);
   // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
   // length read when the kernel runs.
-  static Status copy_prefix_kernel(stream_t s, void *dst, const void *src,
-                                   std::size_t max_bytes, const uint64_t *len_word,
-                                   uint64_t skip);
+  static Status copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
+                                   const uint64_t *len_word, uint64_t skip);
   static Status load_kernels();
 };
 

@@ -11,8 +11,8 @@
 namespace mpix {
 
 RuntimeLib &hip_runtime_lib() {
-  static RuntimeLib lib("libamdhip64 (HIP backend)", {"libamdhip64.so.5", "libamdhip64.so.6",
-                                                      "libamdhip64.so"});
+  static RuntimeLib lib("libamdhip64 (HIP backend)",
+                        {"libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so"});
   return lib;
 }
 
@@ -28,12 +28,12 @@ Fn resolve(const char *name) {
 }  // namespace
 
 // One forwarding definition: ret name(params) { return real(args); }.
-#define MPIX_HIP_FORWARD(ret, name, params, args)                              \
-  extern "C" ret name params {                                                 \
-    using Fn = ret(*) params;                                                  \
-    static const Fn fn = resolve<Fn>(#name);                                   \
-    if (!fn) return hipErrorSharedObjectInitFailed;                            \
-    return fn args;                                                            \
+#define MPIX_HIP_FORWARD(ret, name, params, args)   \
+  extern "C" ret name params {                      \
+    using Fn = ret(*) params;                       \
+    static const Fn fn = resolve<Fn>(#name);        \
+    if (!fn) return hipErrorSharedObjectInitFailed; \
+    return fn args;                                 \
   }
 
 MPIX_HIP_FORWARD(hipError_t, hipDeviceGetAttribute,
@@ -58,15 +58,15 @@ MPIX_HIP_FORWARD(hipError_t, hipMemcpy2DAsync,
 MPIX_HIP_FORWARD(hipError_t, hipMemcpyAsync,
                  (void *dst, const void *src, size_t n, hipMemcpyKind kind, hipStream_t s),
                  (dst, src, n, kind, s))
-MPIX_HIP_FORWARD(hipError_t, hipPointerGetAttributes,
-                 (hipPointerAttribute_t * a, const void *p), (a, p))
+MPIX_HIP_FORWARD(hipError_t, hipPointerGetAttributes, (hipPointerAttribute_t * a, const void *p),
+                 (a, p))
 MPIX_HIP_FORWARD(hipError_t, hipStreamAddCallback,
                  (hipStream_t s, hipStreamCallback_t cb, void *data, unsigned int f),
                  (s, cb, data, f))
 MPIX_HIP_FORWARD(hipError_t, hipStreamCreateWithFlags, (hipStream_t * s, unsigned int f), (s, f))
 MPIX_HIP_FORWARD(hipError_t, hipStreamGetFlags, (hipStream_t s, unsigned int *f), (s, f))
-MPIX_HIP_FORWARD(hipError_t, hipStreamIsCapturing,
-                 (hipStream_t s, hipStreamCaptureStatus * st), (s, st))
+MPIX_HIP_FORWARD(hipError_t, hipStreamIsCapturing, (hipStream_t s, hipStreamCaptureStatus *st),
+                 (s, st))
 MPIX_HIP_FORWARD(hipError_t, hipStreamSynchronize, (hipStream_t s), (s))
 MPIX_HIP_FORWARD(hipError_t, hipStreamWaitValue64,
                  (hipStream_t s, void *p, uint64_t v, unsigned int f, uint64_t mask),

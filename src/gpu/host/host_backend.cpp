@@ -1,12 +1,13 @@
 // Stream backend "host": mpix host streams. Always built; it is what runs (and is tested) on
 // machines without a GPU, and what a general stream (MPI_INFO_NULL) executes on.
+#include "gpu/host/host_backend.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
-#include "gpu/host/host_backend.hpp"
 #include "mpix/mpix_host_stream.h"
 
 namespace mpix {
@@ -50,8 +51,7 @@ class HostExecStream final : public ExecStream {
                  "launch(copy)");
   }
   // One host function for the whole table (the table outlives the copy: the caller's contract).
-  Status copy_runs_async(void *dst, const void *src, const CopyRun *runs,
-                         std::size_t n) override {
+  Status copy_runs_async(void *dst, const void *src, const CopyRun *runs, std::size_t n) override {
     struct Copy {
       void *dst;
       const void *src;
@@ -97,15 +97,15 @@ class HostExecStream final : public ExecStream {
     if (rc == 0) c.release();  // the host function owns it now
     return check(rc, "launch(copy_prefix)");
   }
-  Status synchronize() override {
-    return check(mpix_host_stream_synchronize(s_), "synchronize");
-  }
+  Status synchronize() override { return check(mpix_host_stream_synchronize(s_), "synchronize"); }
   TriggerMode trigger_mode() const override { return TriggerMode::memop; }
   void *native() const override { return s_; }
   Status check_live() const override {
     if (host_stream_is_live(s_)) return {};
-    return make_status(MPI_ERR_ARG, "host stream %p was destroyed (mpix_host_stream_destroy) "
-                       "while an MPIX_Stream still runs on it", static_cast<void *>(s_));
+    return make_status(MPI_ERR_ARG,
+                       "host stream %p was destroyed (mpix_host_stream_destroy) "
+                       "while an MPIX_Stream still runs on it",
+                       static_cast<void *>(s_));
   }
 
  private:
@@ -125,8 +125,10 @@ class HostBackend final : public Backend {
     auto s = static_cast<mpix_host_stream_t>(native);
     bool owned = false;
     if (s && !host_stream_is_live(s))
-      return make_status(MPI_ERR_ARG, "info value %p is not a live mpix host stream (destroyed, "
-                         "or not made by mpix_host_stream_create)", native);
+      return make_status(MPI_ERR_ARG,
+                         "info value %p is not a live mpix host stream (destroyed, "
+                         "or not made by mpix_host_stream_create)",
+                         native);
     if (!s) {
       const int rc = mpix_host_stream_create(&s);
       if (rc != 0)

@@ -1,6 +1,4 @@
 // The host stream (mpix/mpix_host_stream.h): an in-order queue run by one worker thread.
-#include "mpix/mpix_host_stream.h"
-
 #include <mpi.h>
 
 #include <condition_variable>
@@ -15,6 +13,7 @@
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
+#include "mpix/mpix_host_stream.h"
 
 struct mpix_host_stream_s {
   enum class Kind { fn, write, wait };
@@ -205,12 +204,11 @@ int mpix_host_stream_write_value64(mpix_host_stream_t stream, uint64_t *addr, ui
   });
 }
 
-int mpix_host_stream_wait_value64(mpix_host_stream_t stream, const uint64_t *addr,
-                                  uint64_t value) {
+int mpix_host_stream_wait_value64(mpix_host_stream_t stream, const uint64_t *addr, uint64_t value) {
   return host_guard("mpix_host_stream_wait_value64", [&]() -> int {
     if (!is_live(stream) || !addr) return MPI_ERR_ARG;
-    stream->push({mpix_host_stream_s::Kind::wait, nullptr, nullptr, const_cast<uint64_t *>(addr),
-                   value});
+    stream->push(
+        {mpix_host_stream_s::Kind::wait, nullptr, nullptr, const_cast<uint64_t *>(addr), value});
     return MPI_SUCCESS;
   });
 }
