@@ -8,8 +8,15 @@
 # Usage: scripts/test.sh [--quick]   (--quick: the normal build and its consumers only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# nvcc lives outside PATH on stock CUDA installs; the CUDA backend builds when it is found.
-[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+# Sources formatted as .clang-format says (Debian's clang-format 14, as on every machine here).
+scripts/format.sh --check
+# nvcc lives outside PATH on stock CUDA installs. Where it exists the CUDA backend must build:
+# the normal build asks for it (ON fails the configuration instead of quietly leaving it out).
+cuda=()
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+  cuda=(-DMPIX_ENABLE_CUDA=ON)
+fi
 jobs=$(nproc)
 ctest_args=()
 run_suite() {  # dir, extra cmake args... (ctest_args: extra ctest arguments)
@@ -36,7 +43,7 @@ check_refuses_stream_mpi() {
   rm -rf "$d"
   echo "=== an MPI with its own MPIX_Stream is refused at configuration: ok ==="
 }
-run_suite build
+run_suite build "${cuda[@]}"
 echo "=== consumers of an install of build/ ==="
 scripts/consumers.sh build
 check_refuses_stream_mpi
