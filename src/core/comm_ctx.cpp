@@ -89,7 +89,12 @@ int keyval() {
   std::lock_guard<std::mutex> lk(g_kv_mu);
   kv = g_kv.load();
   if (kv == MPI_KEYVAL_INVALID) {
-    MPI_Comm_create_keyval(copy_fn, delete_fn, &kv, nullptr);
+    const int rc = MPI_Comm_create_keyval(copy_fn, delete_fn, &kv, nullptr);
+    if (rc != MPI_SUCCESS) {
+      // Callers' MPI_Comm_get/set_attr then fail with MPI_ERR_KEYVAL, and say so.
+      MPIX_LOG(error, "api", "MPI_Comm_create_keyval for stream communicators failed (%d)", rc);
+      return MPI_KEYVAL_INVALID;
+    }
     g_kv.store(kv, std::memory_order_release);
   }
   return kv;

@@ -8,6 +8,7 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
+#include "core/mpi_status.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
 #include "core/staging.hpp"
@@ -48,15 +49,6 @@ Status hold_datatype(Op &op, MPI_Datatype dt) {
   MPIX_MPI_CHECK(MPI_Type_dup(dt, &op.dt));
   op.dt_owned = true;
   return {};
-}
-
-void empty_status(MPI_Status *st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_ANY_SOURCE;
-  st->MPI_TAG = MPI_ANY_TAG;
-  st->MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements_x(st, MPI_BYTE, 0);
-  MPI_Status_set_cancelled(st, 0);
 }
 
 // Frees an op that never reached the agent.
@@ -267,7 +259,7 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
                        bad);
   for (int i = 0; i < count; ++i)
     if (requests[i] == MPI_REQUEST_NULL)
-      empty_status(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
+      status_set_empty(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
   // Consecutive requests of one stream share one batch of waits (one cuStreamBatchMemOp on a
   // GPU stream instead of one stream operation per request).
   std::vector<StreamMemOp> waits;

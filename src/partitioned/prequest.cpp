@@ -9,6 +9,7 @@
 
 #include "core/comm_ctx.hpp"
 #include "core/log.hpp"
+#include "core/mpi_status.hpp"
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 #include "core/waiter.hpp"
@@ -18,20 +19,7 @@
 #include "partitioned/private_comms.hpp"
 
 namespace mpix {
-namespace {
-
-constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;  // "mpixpark"
-
-void empty_status(MPI_Status *st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  st->MPI_SOURCE = MPI_ANY_SOURCE;
-  st->MPI_TAG = MPI_ANY_TAG;
-  st->MPI_ERROR = MPI_SUCCESS;
-  MPI_Status_set_elements_x(st, MPI_BYTE, 0);
-  MPI_Status_set_cancelled(st, 0);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 PWords::PWords(int partitions) {
   SignalPool &pool = signal_pool();
@@ -246,7 +234,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (!active_) {
-      empty_status(status);
+      status_set_empty(status);
       if (flag) *flag = 1;
       return device_error(true);
     }
@@ -265,7 +253,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
       Status derr = device_error(true);
       if (!derr.is_ok()) {
         if (active_ && current_round() == r) abandon_round(R);
-        empty_status(status);
+        status_set_empty(status);
         if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = derr.code();
         if (flag) *flag = 1;
         return derr;
@@ -280,7 +268,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!active_ || current_round() != r) {
     // Another thread completed (and maybe restarted) it meanwhile.
-    empty_status(status);
+    status_set_empty(status);
   } else {
     active_ = false;
     if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);

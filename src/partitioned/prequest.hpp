@@ -33,6 +33,10 @@
 
 namespace mpix {
 
+// First word of a partitioned message's header (prequest.cpp writes it, prequest_engine.cpp
+// checks it): "mpixpark".
+constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;
+
 struct CommCtx;
 struct PrivateComms;
 

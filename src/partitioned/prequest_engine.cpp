@@ -13,9 +13,7 @@
 
 namespace mpix {
 
-namespace {
-constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;  // as in prequest.cpp
-}
+namespace {}
 
 bool PRequest::engine_header() {
   if (header_req_ == MPI_REQUEST_NULL) return false;

@@ -30,7 +30,13 @@ void release_keyval() {
 int keyval() {
   if (g_kv == MPI_KEYVAL_INVALID) {
     // Not copied by MPI_Comm_dup: a duplicate gets private communicators of its own.
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_kv, nullptr);
+    const int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_kv, nullptr);
+    if (rc != MPI_SUCCESS) {
+      // Callers' MPI_Comm_get/set_attr then fail with MPI_ERR_KEYVAL, and say so.
+      MPIX_LOG(error, "api", "MPI_Comm_create_keyval for partitioned requests failed (%d)", rc);
+      g_kv = MPI_KEYVAL_INVALID;
+      return g_kv;
+    }
     runtime_at_finalize(&release_keyval);
   }
   return g_kv;
