@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "core/named_types.hpp"
 #include "core/runtime.hpp"
 
 namespace mpix {
@@ -48,9 +49,9 @@ Status check_count(int count) {
 
 Status check_datatype(MPI_Datatype dt) {
   if (dt == MPI_DATATYPE_NULL) return make_status(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-  int ni, na, nd, combiner;
-  MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
-  if (combiner == MPI_COMBINER_NAMED) return {};  // predefined: always committed
+  bool named = false;
+  MPIX_TRY(datatype_is_named(dt, &named));
+  if (named) return {};  // predefined: always committed
   MPI_Comm probe = MPI_COMM_NULL;
   MPIX_TRY(probe_comm(&probe));
   int rc = MPI_Send(nullptr, 0, dt, MPI_PROC_NULL, 0, probe);

@@ -9,6 +9,7 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/mpi_status.hpp"
+#include "core/named_types.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
 #include "core/staging.hpp"
@@ -20,29 +21,10 @@ namespace {
 
 // Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
 // right after a nonblocking call that uses it.
-// Named datatypes seen so far, so that the common case asks MPI nothing. A named type is never
-// freed, so its handle never comes back as a derived type: an entry stays true for the life of
-// MPI. A small direct-mapped table of atomics; a collision only costs a new query.
-constexpr std::size_t kNamedSlots = 16;
-std::atomic<MPI_Datatype> g_named[kNamedSlots];
-
-std::size_t named_slot(MPI_Datatype dt) {
-  uint64_t bits = 0;
-  static_assert(sizeof(MPI_Datatype) <= sizeof bits, "handle larger than 64 bits");
-  std::memcpy(&bits, &dt, sizeof dt);
-  return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 60) % kNamedSlots;
-}
-
 Status hold_datatype(Op &op, MPI_Datatype dt) {
-  std::atomic<MPI_Datatype> &slot = g_named[named_slot(dt)];
-  if (slot.load(std::memory_order_relaxed) == dt && dt != MPI_DATATYPE_NULL) {
-    op.dt = dt;
-    return {};
-  }
-  int ni, na, nd, combiner;
-  MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
-  if (combiner == MPI_COMBINER_NAMED) {
-    slot.store(dt, std::memory_order_relaxed);
+  bool named = false;
+  MPIX_TRY(datatype_is_named(dt, &named));
+  if (named) {
     op.dt = dt;
     return {};
   }

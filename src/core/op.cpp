@@ -118,9 +118,11 @@ void op_wait_completed(Op &op, MPI_Status *st) {
   // The agent may not have called MPI_Grequest_complete yet; Open MPI then runs free_fn there,
   // and the agent drops the last reference and deletes the op. Open MPI's own locking orders that
   // after this thread's use of the op, invisibly to ThreadSanitizer; a release on refs orders it
-  // in C++ terms too (op_unref's fetch_sub acquires).
+  // in C++ terms too (op_unref's fetch_sub acquires). The handle is read before the release:
+  // after it, the op may be gone.
+  const MPI_Request r = op.grequest;
   op.refs.fetch_add(0, std::memory_order_release);
-  request_free(&op);
+  request_free(r);
 }
 
 void op_unref(Op *op) {

@@ -220,8 +220,7 @@ void request_complete(Op *op, bool free_now) {
   }
 }
 
-void request_free(Op *op) {
-  MPI_Request r = op->grequest;
+void request_free(MPI_Request r) {
   int rc = MPI_Request_free(&r);
   if (rc != MPI_SUCCESS) MPIX_LOG(error, "api", "MPI_Request_free failed (%d)", rc);
 }

@@ -25,8 +25,9 @@ int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take);
 // Agent thread: the op completed. Completes the generalized request and, if a stream already
 // waits on it (MPIX_Wait_enqueue consumed the handle), frees it.
 void request_complete(Op *op, bool free_now);
-// Frees the generalized request of an op whose handle was consumed after it completed.
-void request_free(Op *op);
+// Frees the generalized request @p r of an op whose handle was consumed after it completed
+// (read the handle before the op can go away).
+void request_free(MPI_Request r);
 // Requests handed out and not yet waited on or freed (for tests).
 std::size_t request_count();
 

@@ -1,6 +1,7 @@
 // The host stream (mpix/mpix_host_stream.h): an in-order queue run by one worker thread.
 #include <mpi.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -123,9 +124,22 @@ std::unordered_set<mpix_host_stream_t> &live() {
   return *s;
 }
 
+// Bumped (under g_live_mu) whenever a host stream is destroyed: a stream found live at an epoch
+// is still live while the epoch stays the same. Each thread remembers its last answer, so the
+// enqueue path (several checks per call, on one stream as a rule) takes no lock.
+std::atomic<uint64_t> g_destroyed{0};
+thread_local mpix_host_stream_t t_last_live = nullptr;
+thread_local uint64_t t_last_epoch = 0;
+
 bool is_live(mpix_host_stream_t s) {
+  if (!s) return false;
+  const uint64_t epoch = g_destroyed.load(std::memory_order_acquire);
+  if (s == t_last_live && epoch == t_last_epoch) return true;
   std::lock_guard<std::mutex> lk(g_live_mu);
-  return s && live().count(s) != 0;
+  if (live().count(s) == 0) return false;
+  t_last_live = s;
+  t_last_epoch = g_destroyed.load(std::memory_order_relaxed);
+  return true;
 }
 
 // The host-stream API's exception barrier: an error class (logged), no MPI error handler (the
@@ -173,6 +187,7 @@ int mpix_host_stream_destroy(mpix_host_stream_t *stream) {
     {
       std::lock_guard<std::mutex> lk(g_live_mu);
       if (!s || live().erase(s) == 0) return MPI_ERR_ARG;
+      g_destroyed.fetch_add(1, std::memory_order_release);
     }
     delete s;  // drains what was enqueued first, then joins the worker
     *stream = nullptr;

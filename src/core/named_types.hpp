@@ -1,0 +1,43 @@
+// Named (predefined) datatypes seen so far, so that the enqueue path's datatype checks ask MPI
+// nothing in the common case. A named type is never freed, so its handle never comes back as a
+// derived type: an entry stays true for the life of MPI. A small direct-mapped table of
+// atomics; a collision only costs a new query.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+namespace named_types_detail {
+constexpr std::size_t kSlots = 16;
+inline std::atomic<MPI_Datatype> g_named[kSlots];
+
+inline std::atomic<MPI_Datatype> &slot(MPI_Datatype dt) {
+  uint64_t bits = 0;
+  static_assert(sizeof(MPI_Datatype) <= sizeof bits, "handle larger than 64 bits");
+  std::memcpy(&bits, &dt, sizeof dt);
+  return g_named[static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 60) % kSlots];
+}
+}  // namespace named_types_detail
+
+// *@p named: whether @p dt (not MPI_DATATYPE_NULL) is a predefined datatype.
+inline Status datatype_is_named(MPI_Datatype dt, bool *named) {
+  std::atomic<MPI_Datatype> &s = named_types_detail::slot(dt);
+  if (dt != MPI_DATATYPE_NULL && s.load(std::memory_order_relaxed) == dt) {
+    *named = true;
+    return {};
+  }
+  int ni, na, nd, combiner;
+  MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
+  *named = combiner == MPI_COMBINER_NAMED;
+  if (*named) s.store(dt, std::memory_order_relaxed);
+  return {};
+}
+
+}  // namespace mpix
