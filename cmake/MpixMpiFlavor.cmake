@@ -10,11 +10,16 @@ set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
 set(CMAKE_REQUIRED_QUIET ON)
 check_symbol_exists(OMPI_MAJOR_VERSION mpi.h MPIX_MPI_IS_OPENMPI)
 check_symbol_exists(MPICH_VERSION mpi.h MPIX_MPI_IS_MPICH)
-# Compiled, not linked: the question is what mpi.h declares.
+# Compiled, not linked: the question is what mpi.h declares. (cmake_pop_check_state does not
+# restore CMAKE_TRY_COMPILE_TARGET_TYPE: put it back, or enable_language(CUDA)'s own checks,
+# later, would try static libraries before CUDA's archiver is set up, and fail.)
+set(mpix_saved_try_type "${CMAKE_TRY_COMPILE_TARGET_TYPE}")
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 check_c_source_compiles("
 #include <mpi.h>
 int main(void) { return (void (*)(void))MPIX_Stream_create != 0; }" MPIX_MPI_HAS_STREAM_API)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE "${mpix_saved_try_type}")
+unset(mpix_saved_try_type)
 cmake_pop_check_state()
 
 if(MPIX_MPI_HAS_STREAM_API)
