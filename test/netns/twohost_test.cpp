@@ -161,8 +161,8 @@ int run_exchange(Host &h, int peer) {
   for (int count : {1, 1000, 65536, 1 << 20}) {
     for (int rep = 0; rep < 3; ++rep) {
       int rc = exchange_nonblocking(h, peer, count, ++round);
-      check(rc == MPI_SUCCESS, "nonblocking exchange of " + std::to_string(count) +
-                                   " ints: " + error_text(rc));
+      check(rc == MPI_SUCCESS,
+            "nonblocking exchange of " + std::to_string(count) + " ints: " + error_text(rc));
       rc = exchange_blocking(h, peer, count, ++round);
       check(rc == MPI_SUCCESS,
             "blocking exchange of " + std::to_string(count) + " ints: " + error_text(rc));
@@ -205,14 +205,14 @@ int run_cut(Host &h, int peer, long timeout) {
     rc = exchange_nonblocking(h, peer, count, round & 0x3ff);
     if (rc == MPI_SUCCESS) continue;
     const double waited = since(start);
-    std::fprintf(stderr, "twohost[%d]: round %d failed after %.1f s (%s)\n", g_rank, round,
-                 waited, error_text(rc).c_str());
-    check(round > ready_after, "an error before the link was cut: " + error_text(rc));
+    std::fprintf(stderr, "twohost[%d]: round %d failed after %.1f s (%s)\n", g_rank, round, waited,
+                 error_text(rc).c_str());
+    check(round >= ready_after, "an error before the link was cut: " + error_text(rc));
     // The round began at most moments before the cut (rounds take milliseconds while the link is
     // up); 5 s of slack for a loaded machine.
-    check(waited < static_cast<double>(timeout) + 5.0,
-          "the error came " + std::to_string(waited) + " s into the round, MPIX_TIMEOUT is " +
-              std::to_string(timeout) + " s");
+    check(waited < static_cast<double>(timeout) + 5.0, "the error came " + std::to_string(waited) +
+                                                           " s into the round, MPIX_TIMEOUT is " +
+                                                           std::to_string(timeout) + " s");
     break;
   }
   // What comes after the error must end too (its result is not judged: the error may be
@@ -223,8 +223,7 @@ int run_cut(Host &h, int peer, long timeout) {
                since(start), rc == MPI_SUCCESS ? "success" : error_text(rc).c_str());
   check(since(start) < static_cast<double>(timeout) + 5.0, "teardown within MPIX_TIMEOUT");
   write_file("result", g_failures.empty() ? "ok\n" : g_failures);
-  std::fprintf(stderr, "twohost[%d]: cut done, %s\n", g_rank,
-               g_failures.empty() ? "ok" : "FAILED");
+  std::fprintf(stderr, "twohost[%d]: cut done, %s\n", g_rank, g_failures.empty() ? "ok" : "FAILED");
   std::fflush(stderr);
   // No MPI_Finalize: its closing fence needs the peer that the cut took away.
   _exit(g_failures.empty() ? 0 : 1);
