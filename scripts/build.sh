@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # nvcc lives outside PATH on stock CUDA installs; the CUDA backend builds when it is found.
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
 PKGS="build-essential cmake ninja-build pkg-config libopenmpi-dev openmpi-bin libfabric-dev \
-libfabric-bin catch2 libamdhip64-dev clang python3-matplotlib libmpich-dev mpich clang-format"
+libfabric-bin catch2 libamdhip64-dev clang python3-matplotlib libmpich-dev mpich clang-format iproute2"
 if [ "${MPIX_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
