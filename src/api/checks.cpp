@@ -4,6 +4,7 @@
 
 #include "core/named_types.hpp"
 #include "core/runtime.hpp"
+#include "core/type_probe.hpp"
 
 namespace mpix {
 namespace {
@@ -12,29 +13,8 @@ namespace {
 // asks the library's own argument checks instead: Open MPI (with its default
 // mpi_param_check) and MPICH (with error checking) refuse an uncommitted type with
 // MPI_ERR_TYPE there, touch no buffer and send nothing. It goes to a private duplicate of
-// MPI_COMM_SELF with MPI_ERRORS_RETURN, so the user's error handlers never see the probe.
-// Where the library checks nothing, the probe returns success and the type is taken as is.
-std::mutex g_probe_mu;
-MPI_Comm g_probe = MPI_COMM_NULL;
-
-void free_probe_comm() {
-  std::lock_guard<std::mutex> lk(g_probe_mu);
-  if (g_probe != MPI_COMM_NULL) MPI_Comm_free(&g_probe);
-}
-
-Status probe_comm(MPI_Comm *out) {
-  std::lock_guard<std::mutex> lk(g_probe_mu);
-  if (g_probe == MPI_COMM_NULL) {
-    MPI_Comm c = MPI_COMM_NULL;
-    MPIX_MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &c));
-    MPIX_MPI_CHECK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
-    g_probe = c;
-    runtime_at_finalize(free_probe_comm);
-  }
-  *out = g_probe;
-  return {};
-}
-
+// MPI_COMM_SELF with MPI_ERRORS_RETURN (core/type_probe.hpp), so the user's error handlers
+// never see the probe. Where the library checks nothing, the probe returns success.
 }  // namespace
 
 Status check_comm(MPI_Comm comm) {
@@ -53,7 +33,7 @@ Status check_datatype(MPI_Datatype dt) {
   MPIX_TRY(datatype_is_named(dt, &named));
   if (named) return {};  // predefined: always committed
   MPI_Comm probe = MPI_COMM_NULL;
-  MPIX_TRY(probe_comm(&probe));
+  MPIX_TRY(type_probe_comm(&probe));
   int rc = MPI_Send(nullptr, 0, dt, MPI_PROC_NULL, 0, probe);
   if (rc == MPI_SUCCESS) return {};
   int cls = MPI_ERR_TYPE;

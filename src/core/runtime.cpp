@@ -12,6 +12,7 @@
 #include "core/settings.hpp"
 #include "core/signal_pool.hpp"
 #include "core/thread_level.hpp"
+#include "core/type_probe.hpp"
 #include "core/type_release.hpp"
 
 namespace mpix {
@@ -99,6 +100,8 @@ Status runtime_init(bool *bad_setting) {
   }
   int kv = MPI_KEYVAL_INVALID;
   MPIX_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &kv, nullptr));
+  // Communicators mpix makes for itself, made now: no agent thread drives MPI yet.
+  MPIX_TRY(type_probe_open());
   MPIX_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, kv, nullptr));
   // The attribute keeps the key alive until MPI_Finalize deletes it; then MPI frees the key.
   MPIX_MPI_CHECK(MPI_Comm_free_keyval(&kv));

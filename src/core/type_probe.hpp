@@ -1,0 +1,17 @@
+// The private communicator of mpix's datatype probe (api/checks.cpp: MPI has no query for a
+// committed datatype, so a zero-element send to MPI_PROC_NULL asks the library's own checks).
+// Made by runtime_init, before the agent thread exists: making a communicator while another
+// thread drives MPI progress races inside Open MPI (seen under ThreadSanitizer).
+#pragma once
+
+#include <mpi.h>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+// A duplicate of MPI_COMM_SELF with MPI_ERRORS_RETURN; freed at MPI_Finalize.
+Status type_probe_open();
+Status type_probe_comm(MPI_Comm *out);
+
+}  // namespace mpix
