@@ -329,6 +329,16 @@ TEST_CASE("uncommitted datatypes: MPI_ERR_TYPE at the call, the type left uncomm
   REQUIRE(MPI_Type_vector(2, 1, 2, MPI_INT, &vec) == MPI_SUCCESS);
   int buf[8] = {0}, out[8] = {0};
   MPI_Request r = MPI_REQUEST_NULL;
+#ifdef MPICH_VERSION
+  // MPICH 4.0's argument checks let an uncommitted type through a zero-element send to
+  // MPI_PROC_NULL, the probe mpix asks (docs/guide.md §6: where the library checks nothing, an
+  // uncommitted type is not detected).
+  MPI_Type_free(&vec);
+  WARN("MPICH: uncommitted datatypes are not detected");
+  (void)out;
+  (void)r;
+  return;
+#endif
   CHECK(error_class(MPIX_Send_enqueue(buf, 1, vec, peer, 5, s.comm)) == MPI_ERR_TYPE);
   CHECK(error_class(MPIX_Recv_enqueue(buf, 1, vec, peer, 5, s.comm, MPI_STATUS_IGNORE)) ==
         MPI_ERR_TYPE);
