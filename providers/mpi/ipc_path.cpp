@@ -58,6 +58,11 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
     me.wants = 1;
   std::vector<IpcPeerInfo> all(static_cast<std::size_t>(size));
   MPIX_MPI_CHECK(MPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm));
+  // Every rank sees the same table, so every rank takes the same early way out: with fewer than
+  // two ranks asking (MPIX_GPU_DIRECT is off by default) nothing more is exchanged or made.
+  int wanting = 0;
+  for (const IpcPeerInfo &p : all) wanting += p.wants;
+  if (wanting < 2) return {};
   // My view of each pair, then both views: a pair is GPU-direct only if both ranks say so
   // (a device may see its peer but not the other way round).
   std::vector<uint8_t> mine(static_cast<std::size_t>(size), 0);
@@ -88,7 +93,14 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
                mine[static_cast<std::size_t>(r)] ? "the peer cannot map this GPU's memory"
                                                  : why[static_cast<std::size_t>(r)].c_str());
   }
-  // Every rank takes part in the split, so that none waits for a rank without direct peers.
+  // The split is collective: every rank makes it if any pair (the same answer everywhere, from
+  // the same views) is GPU-direct, even a rank with no direct peer of its own.
+  bool any_pair = false;
+  for (int i = 0; i < size && !any_pair; ++i)
+    for (int j = i + 1; j < size && !any_pair; ++j)
+      any_pair = views[static_cast<std::size_t>(i) * size + j] &&
+                 views[static_cast<std::size_t>(j) * size + i];
+  if (!any_pair) return {};
   MPI_Comm priv = MPI_COMM_NULL;
   MPIX_MPI_CHECK(MPI_Comm_split(comm, 0, rank, &priv));
   if (!any) {
