@@ -106,6 +106,15 @@ void print_row(const Row &r) {
   std::fflush(stdout);
 }
 
+RunInfo run_info() {
+  RunInfo r;
+  gethostname(r.host, sizeof r.host - 1);
+  std::time_t t = std::time(nullptr);
+  std::strftime(r.date, sizeof r.date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  MPI_Comm_size(MPI_COMM_WORLD, &r.ranks);
+  return r;
+}
+
 void write_json(const Options &o, const char *bench, const char *key,
                 const std::vector<Row> &rows) {
   if (o.json.empty() || world_rank() != 0) return;
@@ -114,19 +123,14 @@ void write_json(const Options &o, const char *bench, const char *key,
     std::perror(o.json.c_str());
     return;
   }
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  char date[64];
-  std::time_t t = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  int nranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const RunInfo ri = run_info();
   std::fprintf(f,
                "{\"benchmark\":\"%s\",\"mode\":\"%s\",\"device\":\"%s\",\"buffers\":\"%s\","
                "\"provider\":\"%s\",\"ranks\":%d,\"host\":\"%s\",\"date\":\"%s\",\"metric\":\"%s\","
                "\"results\":[",
                bench, o.mode.c_str(), o.device.c_str(), o.buffers.c_str(),
-               o.provider.empty() ? "default" : o.provider.c_str(), nranks, host, date, key);
+               o.provider.empty() ? "default" : o.provider.c_str(), ri.ranks, ri.host, ri.date,
+               key);
   for (std::size_t i = 0; i < rows.size(); ++i)
     std::fprintf(f, "%s{\"size\":%zu,\"%s\":%.4f}", i ? "," : "", rows[i].size, key, rows[i].value);
   std::fprintf(f, "]}\n");

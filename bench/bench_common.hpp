@@ -49,6 +49,13 @@ struct Row {
 // OSU header ("# OSU-style ... \n# Size  Avg Latency(us)") on rank 0.
 void print_header(const char *title, const Options &o, const char *column);
 void print_row(const Row &r);
+// What every JSON result names: the host, the UTC date and the number of ranks.
+struct RunInfo {
+  char host[256] = {0};
+  char date[64] = {0};
+  int ranks = 0;
+};
+RunInfo run_info();
 // Writes {"benchmark":..., "mode":..., ..., "results":[{"size":..,"<key>":..}]} on rank 0.
 void write_json(const Options &o, const char *bench, const char *key, const std::vector<Row> &rows);
 

@@ -17,14 +17,12 @@
 //                      bottleneck, which it is on host streams)
 // Usage: mpix_scale [--sweep inflight|streams] [-r ROUNDS] [-W PER_STREAM] [--json FILE]
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,17 +132,11 @@ void write_json(const std::string &file, const std::string &sweep, const char *x
     std::perror(file.c_str());
     return;
   }
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  char date[64];
-  std::time_t t = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  int nranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const bench::RunInfo ri = bench::run_info();
   std::fprintf(f,
                "{\"benchmark\":\"mpix_scale\",\"sweep\":\"%s\",\"per_stream\":%d,"
                "\"ranks\":%d,\"host\":\"%s\",\"date\":\"%s\",\"results\":[",
-               sweep.c_str(), per, nranks, host, date);
+               sweep.c_str(), per, ri.ranks, ri.host, ri.date);
   for (std::size_t i = 0; i < pts.size(); ++i)
     std::fprintf(f,
                  "%s{\"%s\":%ld,\"send_ns\":%.1f,\"recv_ns\":%.1f,\"wait_ns\":%.1f,"
