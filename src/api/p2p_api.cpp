@@ -20,16 +20,8 @@ Status p2p(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer, i
   MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv));
   // A thread that cannot be started fails here, before an op exists.
   MPIX_TRY(agent_start());
-  EnqueueArgs a;
-  a.kind = kind;
-  if (kind == OpKind::send) a.sbuf = buf;
-  else a.rbuf = const_cast<void *>(buf);
-  a.count = count;
-  a.dt = dt;
-  a.peer = peer;
-  a.tag = tag;
-  a.comm = comm;
-  return enqueue_op(a, want_request ? request : nullptr, status);
+  return enqueue_op(p2p_args(kind, buf, count, dt, peer, tag, comm),
+                    want_request ? request : nullptr, status);
 }
 
 // The communicator whose error handler a wait's failure goes to.

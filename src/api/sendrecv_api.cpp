@@ -31,20 +31,6 @@ Status check_half(const void *buf, int count, MPI_Datatype dt, int peer, int tag
   return {};
 }
 
-EnqueueArgs half(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                 MPI_Comm comm) {
-  EnqueueArgs a;
-  a.kind = kind;
-  if (kind == OpKind::send) a.sbuf = buf;
-  else a.rbuf = const_cast<void *>(buf);
-  a.count = count;
-  a.dt = dt;
-  a.peer = peer;
-  a.tag = tag;
-  a.comm = comm;
-  return a;
-}
-
 Status sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                 MPI_Comm comm, MPI_Status *status) {
@@ -62,9 +48,9 @@ Status sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int d
   // Both halves fire at this point of the stream, the receive first; the agent posts them
   // without waiting in between, so a ring of Sendrecvs cannot deadlock.
   MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
-  MPIX_TRY(enqueue_op(half(OpKind::recv, recvbuf, recvcount, recvtype, source, recvtag, comm),
+  MPIX_TRY(enqueue_op(p2p_args(OpKind::recv, recvbuf, recvcount, recvtype, source, recvtag, comm),
                       &rreq, nullptr));
-  Status st = enqueue_op(half(OpKind::send, sendbuf, sendcount, sendtype, dest, sendtag, comm),
+  Status st = enqueue_op(p2p_args(OpKind::send, sendbuf, sendcount, sendtype, dest, sendtag, comm),
                          &sreq, nullptr);
   if (!st.is_ok()) {
     // The receive is already enqueued and cannot be withdrawn: it still completes if a message

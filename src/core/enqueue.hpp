@@ -33,6 +33,21 @@ struct EnqueueArgs {
   uint64_t queue_threshold = 0;
 };
 
+// The arguments of one point-to-point op (a send from, or a receive into, @p buf).
+inline EnqueueArgs p2p_args(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer,
+                            int tag, MPI_Comm comm) {
+  EnqueueArgs a;
+  a.kind = kind;
+  if (kind == OpKind::send) a.sbuf = buf;
+  else a.rbuf = const_cast<void *>(buf);
+  a.count = count;
+  a.dt = dt;
+  a.peer = peer;
+  a.tag = tag;
+  a.comm = comm;
+  return a;
+}
+
 // Call after runtime_init. Nonblocking when @p request is non-null (a generalized request is
 // returned); otherwise the stream waits for completion and @p status (may be null) is filled in
 // stream order.

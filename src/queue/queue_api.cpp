@@ -40,16 +40,7 @@ Status enqueue(OpKind kind, const void *buf, int count, MPI_Datatype dt, int pee
   MPIX_TRY(runtime_init());
   MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv));
   MPIX_TRY(agent_start());  // a thread that cannot be started fails before an op exists
-  EnqueueArgs a;
-  a.kind = kind;
-  if (kind == OpKind::send) a.sbuf = buf;
-  else a.rbuf = const_cast<void *>(buf);
-  a.count = count;
-  a.dt = dt;
-  a.peer = peer;
-  a.tag = tag;
-  a.comm = comm;
-  return q->enqueue(std::move(a), request);
+  return q->enqueue(p2p_args(kind, buf, count, dt, peer, tag, comm), request);
 }
 
 // The communicator whose error handler a queue call's failure goes to.
