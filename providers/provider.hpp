@@ -75,6 +75,12 @@ class Provider {
     (void)op;
     return caps().device_memory;
   }
+  // Enqueuing thread: whether receive @p op may be written straight into its (staged) device
+  // buffer by a direct path, so that its copy in must go by the received length.
+  virtual bool may_deliver_device(const Op &op) {
+    (void)op;
+    return false;
+  }
   // Enqueuing thread, before the stream can reach the op. Native-trigger providers post here.
   virtual Status arm(Op &op) {
     (void)op;

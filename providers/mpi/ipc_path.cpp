@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "core/log.hpp"
@@ -131,13 +132,34 @@ bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
   if (MPI_Type_size(op.dt, &size) != MPI_SUCCESS ||
       MPI_Type_get_extent(op.dt, &lb, &extent) != MPI_SUCCESS)
     return false;
-  return lb == 0 && extent == size && size > 0;
+  if (lb != 0 || extent != size || size <= 0) return false;
+  // Small messages stay eager (staged): a GPU-direct send completes only once the receiver has
+  // copied it, and programs rely on small blocking sends completing before their receive.
+  static const uint64_t eager_max =
+      static_cast<uint64_t>(setting_long(Setting::gpu_direct_eager_max));
+  return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > eager_max;
+}
+
+bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
+  if (!ipc || op.kind != OpKind::recv || op.peer == MPI_PROC_NULL) return false;
+  if (op.peer == MPI_ANY_SOURCE) {
+    for (uint8_t d : ipc->direct)
+      if (d) return true;
+    return false;
+  }
+  return op.peer >= 0 && static_cast<std::size_t>(op.peer) < ipc->direct.size() &&
+         ipc->direct[static_cast<std::size_t>(op.peer)];
 }
 
 IpcPath::~IpcPath() {
   // At shutdown (the agent has stopped): unmap what this process mapped.
-  for (auto &m : maps_) m.second.be->ipc_close(m.second.device, m.second.base);
-  for (auto &m : retired_) m.be->ipc_close(m.device, m.base);
+  // Each mapping once: a re-made allocation with the same handle shares its old mapping.
+  std::set<char *> closed;
+  auto close = [&](const Mapping &m) {
+    if (m.base && closed.insert(m.base).second) m.be->ipc_close(m.device, m.base);
+  };
+  for (auto &m : maps_) close(m.second);
+  for (auto &m : retired_) close(m);
 }
 
 Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
@@ -239,12 +261,22 @@ Status IpcPath::map(const IpcRts &rts, Backend *be, int device, char **base) {
     m.base = nullptr;
   }
   if (!m.base) {
-    void *p = nullptr;
-    MPIX_TRY(be->ipc_open(device, rts.handle, &p));
-    m.base = static_cast<char *>(p);
+    // The sender's allocator may hand the same memory out again (a new buffer id, the same IPC
+    // handle): CUDA then refuses to open it a second time (cudaErrorAlreadyMapped), and the
+    // mapping kept from before is the valid one.
+    for (const Mapping &r : retired_)
+      if (r.device == device && r.be == be &&
+          std::memcmp(r.handle, rts.handle, sizeof r.handle) == 0)
+        m.base = r.base;
+    if (!m.base) {
+      void *p = nullptr;
+      MPIX_TRY(be->ipc_open(device, rts.handle, &p));
+      m.base = static_cast<char *>(p);
+    }
     m.buffer_id = rts.buffer_id;
     m.device = device;
     m.be = be;
+    std::memcpy(m.handle, rts.handle, sizeof m.handle);
   }
   *base = m.base;
   return {};

@@ -101,6 +101,10 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
 // Whether @p op, a send, goes GPU-direct: a dense predefined datatype in device memory, to a
 // GPU-direct peer. Any thread (the enqueuing one decides staging with it).
 bool ipc_sends_direct(const Op &op, const IpcShared *ipc);
+// Whether receive @p op may get a GPU-direct message (from a GPU-direct peer, or any source
+// where there is one): its staging must then copy in by the received length (the message may
+// already be in place, and nothing may overwrite it).
+bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc);
 
 // The agent-thread side: rendezvous sends, mapped allocations, answers. One per provider.
 class IpcPath {
@@ -133,6 +137,7 @@ class IpcPath {
     char *base = nullptr;
     int device = -1;
     Backend *be = nullptr;
+    unsigned char handle[64] = {};  // what was opened: a re-made allocation may have the same
   };
   struct Exported {
     uint64_t buffer_id = 0;

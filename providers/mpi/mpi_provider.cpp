@@ -11,6 +11,12 @@ bool MpiProvider::reads_device(const Op &op) {
   return mc && ipc_sends_direct(op, mc->ipc.get());
 }
 
+bool MpiProvider::may_deliver_device(const Op &op) {
+  const auto *mc =
+      op.ctx && op.ctx->prov ? dynamic_cast<const MpiComm *>(op.ctx->prov.get()) : nullptr;
+  return mc && ipc_may_receive_direct(op, mc->ipc.get());
+}
+
 Status MpiProvider::fire(Op &op) {
   if (ChunkEngine::takes(op)) return chunks_.fire(op);
   MPI_Request r = MPI_REQUEST_NULL;

@@ -34,6 +34,8 @@ class MpiProvider final : public Provider {
   }
   // GPU-direct sends (ipc_path.hpp) are not staged.
   bool reads_device(const Op &op) override;
+  // Receives from GPU-direct peers may be delivered into device memory.
+  bool may_deliver_device(const Op &op) override;
   Status fire(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override { return !posted_.empty() || chunks_.busy(); }

@@ -113,6 +113,8 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
     st = staging_setup(*op, *stream->backend(), unstaged,
                        !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
   if (faults && st.is_ok()) st = fault_hit("staging_setup");
+  if (st.is_ok() && op->staging && prov->may_deliver_device(*op))
+    staging_copy_in_by_length(*op->staging);
   // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies).
   if (st.is_ok() && op->staging && !queued && prov->caps().agent_copies)
     staging_use_agent(*op->staging, (*ex)->device());

@@ -60,6 +60,11 @@ std::size_t staging_chunk(const Staging &stg);
 Status staging_copy_out(Staging &stg, ExecStream &ex, uint64_t *trigger_word = nullptr,
                         uint64_t first_threshold = 0);
 
+// A receive that a direct path may deliver straight into its device buffer (the provider's
+// may_deliver_device): its copy in goes by the received length whatever the size, so that it
+// copies nothing over a delivered message. Call after staging_setup.
+void staging_copy_in_by_length(Staging &stg);
+
 // Stream-ordered copy into device memory (after the completion wait). @p trigger_word and
 // @p next_threshold (the next value the stream writes to that word after this copy) tell when
 // the stream has run the copy, so that the bounce buffer may be reused. The data is copied in

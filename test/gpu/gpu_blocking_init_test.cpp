@@ -152,8 +152,12 @@ void cross_streams() {
     CUDA_OK(cudaMemset(in, 0, n * sizeof(int)));
     CUDA_OK(cudaDeviceSynchronize());
     watchdog_stage("two blocking streams: A receives, then B sends");
-    MPI_OK(MPIX_Recv_enqueue(in, n, MPI_INT, peer, 3, ca, MPI_STATUS_IGNORE));
-    MPI_OK(MPIX_Send_enqueue(out, n, MPI_INT, peer, 3, cb));
+    // Each rank first blocks one stream in a receive, then sends on its other stream; the
+    // messages cross: even ranks receive on (A, ca) and send on (B, cb), odd ranks the other
+    // way round, so each send matches the peer's receive on the same communicator.
+    const bool even = g_rank % 2 == 0;
+    MPI_OK(MPIX_Recv_enqueue(in, n, MPI_INT, peer, 3, even ? ca : cb, MPI_STATUS_IGNORE));
+    MPI_OK(MPIX_Send_enqueue(out, n, MPI_INT, peer, 3, even ? cb : ca));
     MPI_OK(MPIX_Stream_synchronize(sb));
     MPI_OK(MPIX_Stream_synchronize(sa));
     std::vector<int> got(static_cast<std::size_t>(n));

@@ -4,7 +4,7 @@
 // order their streams) sees the data. The peer sends only after the receiver has queued
 // everything (a barrier), so an event that completed early would let the checking kernel read
 // the old contents, which it counts as errors. Run for every trigger mode, with the agent's
-// copies (default) and the stream's copies (MPIX_AGENT_COPY_MAX=0), device and pinned buffers.
+// copies (MPIX_AGENT_COPY_MAX=-1) and the stream's copies (default), device and pinned buffers.
 #include <vector>
 
 #include "gpu_util.hpp"
