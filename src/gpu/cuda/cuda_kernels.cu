@@ -41,8 +41,14 @@ __device__ void copy_run(char *dst, const char *src, const CopyRun &r) {
 // receive's typemap may not overlap, and a send's overlapping blocks copy the same bytes.
 __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
                                unsigned long long n) {
+  // The table may live in pinned host memory: one thread loads each run for its block (the
+  // same host address read by every thread would be a PCIe read each, serialised).
+  __shared__ CopyRun run;
   for (unsigned long long i = blockIdx.x; i < n; i += gridDim.x) {
-    const CopyRun r = runs[i];
+    __syncthreads();  // the previous run is no longer read
+    if (threadIdx.x == 0) run = runs[i];
+    __syncthreads();
+    const CopyRun r = run;
     const unsigned long long a = r.offset | r.len | (r.count > 1 ? r.stride : 0) |
                                  reinterpret_cast<unsigned long long>(dst) |
                                  reinterpret_cast<unsigned long long>(src);
@@ -77,7 +83,13 @@ __device__ void copy_prefix_words(char *dst, const char *src, unsigned long long
 
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
                             const volatile unsigned long long *len, unsigned long long skip) {
-  const unsigned long long total = *len;
+  // The length lives in pinned host memory: read it once per block, not once per thread (every
+  // thread reading the same host word is a PCIe read each, and they serialise: 65,536 of them
+  // would take milliseconds for a 4 MiB receive).
+  __shared__ unsigned long long block_total;
+  if (threadIdx.x == 0) block_total = *len;
+  __syncthreads();
+  const unsigned long long total = block_total;
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   const unsigned long long skew =
