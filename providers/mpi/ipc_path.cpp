@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <functional>
-#include <set>
 #include <string>
 
 #include "core/log.hpp"
@@ -151,16 +150,7 @@ bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
          ipc->direct[static_cast<std::size_t>(op.peer)];
 }
 
-IpcPath::~IpcPath() {
-  // At shutdown (the agent has stopped): unmap what this process mapped.
-  // Each mapping once: a re-made allocation with the same handle shares its old mapping.
-  std::set<char *> closed;
-  auto close = [&](const Mapping &m) {
-    if (m.base && closed.insert(m.base).second) m.be->ipc_close(m.device, m.base);
-  };
-  for (auto &m : maps_) close(m.second);
-  for (auto &m : retired_) close(m);
-}
+IpcPath::~IpcPath() = default;  // the cache unmaps what this process mapped (agent stopped)
 
 Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
   auto s = std::make_unique<Send>();
@@ -242,50 +232,11 @@ bool IpcPath::progress(std::vector<Op *> &done) {
   return any;
 }
 
-Status IpcPath::map(const IpcRts &rts, Backend *be, int device, char **base) {
-  Mapping &m = maps_[std::make_tuple(rts.host, rts.pid, rts.base)];
-  if (m.base && m.buffer_id != rts.buffer_id) {
-    // The sender freed that allocation and made another at the same address. The old mapping
-    // is kept, not closed: unmapping (cudaIpcCloseMemHandle) waits for the device, and a
-    // stream of this process may be waiting for this very agent. Closed at MPI_Finalize.
-    MPIX_LOG(debug, "mpi",
-             "GPU-direct: allocation at %#llx of process %lld was re-made; "
-             "mapping it anew",
-             static_cast<unsigned long long>(rts.base), static_cast<long long>(rts.pid));
-    retired_.push_back(m);
-    if (retired_.size() == 64)
-      MPIX_LOG(warn, "mpi",
-               "GPU-direct: 64 mappings of device buffers that their senders "
-               "freed are held until MPI_Finalize (a code that frees and re-allocates its "
-               "communication buffers; allocate them once to avoid it)");
-    m.base = nullptr;
-  }
-  if (!m.base) {
-    // The sender's allocator may hand the same memory out again (a new buffer id, the same IPC
-    // handle): CUDA then refuses to open it a second time (cudaErrorAlreadyMapped), and the
-    // mapping kept from before is the valid one.
-    for (const Mapping &r : retired_)
-      if (r.device == device && r.be == be &&
-          std::memcmp(r.handle, rts.handle, sizeof r.handle) == 0)
-        m.base = r.base;
-    if (!m.base) {
-      void *p = nullptr;
-      MPIX_TRY(be->ipc_open(device, rts.handle, &p));
-      m.base = static_cast<char *>(p);
-    }
-    m.buffer_id = rts.buffer_id;
-    m.device = device;
-    m.be = be;
-    std::memcpy(m.handle, rts.handle, sizeof m.handle);
-  }
-  *base = m.base;
-  return {};
-}
-
 Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
                            uint64_t *ticket) {
   char *base = nullptr;
-  MPIX_TRY(map(rts, be, device, &base));
+  const IpcMapCache::Key k{rts.host, rts.pid, rts.base, rts.buffer_id, rts.handle};
+  MPIX_TRY(maps_.map(k, be, device, &base));
   return be->agent_copy(device, dst, base + rts.offset, bytes, ticket);
 }
 

@@ -37,6 +37,7 @@
 
 #include "core/status.hpp"
 #include "gpu/backend.hpp"
+#include "providers/mpi/ipc_map_cache.hpp"
 
 namespace mpix {
 
@@ -132,25 +133,16 @@ class IpcPath {
     IpcFin fin{};
     MPI_Request req = MPI_REQUEST_NULL;
   };
-  struct Mapping {
-    uint64_t buffer_id = 0;
-    char *base = nullptr;
-    int device = -1;
-    Backend *be = nullptr;
-    unsigned char handle[64] = {};  // what was opened: a re-made allocation may have the same
-  };
   struct Exported {
     uint64_t buffer_id = 0;
     unsigned char handle[64];
   };
-  Status map(const IpcRts &rts, Backend *be, int device, char **base);
 
   std::vector<std::unique_ptr<Send>> sends_;
   std::vector<std::unique_ptr<Fin>> fins_;
-  // (sender host, sender pid, allocation start) -> mapping; (device, start) -> handle.
-  std::map<std::tuple<uint64_t, int64_t, uint64_t>, Mapping> maps_;
+  IpcMapCache maps_;  // what this process mapped of its senders' allocations
+  // (device, start) -> handle of what this process exported.
   std::map<std::pair<int, uint64_t>, Exported> exports_;
-  std::vector<Mapping> retired_;  // of freed allocations; closed at shutdown
 };
 
 }  // namespace mpix

@@ -1,0 +1,65 @@
+#include "providers/mpi/ipc_map_cache.hpp"
+
+#include <cstring>
+#include <set>
+
+#include "core/log.hpp"
+
+namespace mpix {
+
+IpcMapCache::~IpcMapCache() {
+  // Each mapping once: a re-made allocation with the same handle shares its old mapping.
+  std::set<char *> closed;
+  auto close = [&](const Mapping &m) {
+    if (m.base && closed.insert(m.base).second) m.be->ipc_close(m.device, m.base);
+  };
+  for (auto &m : maps_) close(m.second);
+  for (auto &m : retired_) close(m);
+}
+
+const IpcMapCache::Mapping *IpcMapCache::same_memory(const unsigned char *handle, Backend *be,
+                                                     int device) const {
+  auto same = [&](const Mapping &m) {
+    return m.base && m.be == be && m.device == device &&
+           std::memcmp(m.handle, handle, sizeof m.handle) == 0;
+  };
+  for (const auto &m : maps_)
+    if (same(m.second)) return &m.second;
+  for (const Mapping &m : retired_)
+    if (same(m)) return &m;
+  return nullptr;
+}
+
+Status IpcMapCache::map(const Key &k, Backend *be, int device, char **base) {
+  Mapping &m = maps_[std::make_tuple(k.host, k.pid, k.base)];
+  if (m.base && m.buffer_id != k.buffer_id) {
+    MPIX_LOG(debug, "mpi", "GPU-direct: allocation at %#llx of process %lld was re-made",
+             static_cast<unsigned long long>(k.base), static_cast<long long>(k.pid));
+    retired_.push_back(m);
+    if (retired_.size() == 64)
+      MPIX_LOG(warn, "mpi",
+               "GPU-direct: 64 mappings of device buffers that their senders "
+               "freed are held until MPI_Finalize (a code that frees and re-allocates its "
+               "communication buffers; allocate them once to avoid it)");
+    m.base = nullptr;
+  }
+  if (!m.base) {
+    if (const Mapping *old = same_memory(k.handle, be, device)) {
+      m.base = old->base;  // the sender's allocator handed the same memory out again
+    } else {
+      void *p = nullptr;
+      unsigned char h[64];
+      std::memcpy(h, k.handle, sizeof h);
+      MPIX_TRY(be->ipc_open(device, h, &p));
+      m.base = static_cast<char *>(p);
+    }
+    m.buffer_id = k.buffer_id;
+    m.device = device;
+    m.be = be;
+    std::memcpy(m.handle, k.handle, sizeof m.handle);
+  }
+  *base = m.base;
+  return {};
+}
+
+}  // namespace mpix
