@@ -31,6 +31,9 @@ struct ProviderCaps {
   // Buffers go to the MPI library as they are: device buffers skip staging where that library
   // is CUDA-aware (gpu/gpu_aware_mpi.hpp, MPIX_CUDA_AWARE).
   bool mpi_buffers = false;
+  // Carries ops on plain communicators too (no per-communicator state: it posts on the
+  // communicator itself), as a queue made on MPI_COMM_WORLD needs.
+  bool plain_comms = false;
 };
 
 // Per-communicator provider state (addresses, context ids). Made collectively in comm_open.

@@ -1,4 +1,5 @@
-// Picks the provider of this process (MPIX_PROVIDER) from those built.
+// Picks the provider of this process (MPIX_PROVIDER) from the table of those built
+// (provider_entry.hpp; the generated provider_table.inc lists them in the order auto tries).
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -6,15 +7,22 @@
 
 #include "core/log.hpp"
 #include "core/settings.hpp"
-#include "providers/mpi/mpi_provider.hpp"
 #include "providers/provider.hpp"
-
-#ifdef MPIX_HAVE_OFI
-#include "providers/ofi/ofi_provider.hpp"
-#endif
+#include "providers/provider_entry.hpp"
 
 namespace mpix {
+
+#define MPIX_PROVIDER_ENTRY(n) extern const ProviderEntry k_##n##_provider;
+#include "provider_table.inc"
+#undef MPIX_PROVIDER_ENTRY
+
 namespace {
+
+const ProviderEntry *const kProviders[] = {
+#define MPIX_PROVIDER_ENTRY(n) &k_##n##_provider,
+#include "provider_table.inc"
+#undef MPIX_PROVIDER_ENTRY
+};
 
 std::mutex g_mu;
 Provider *g_provider = nullptr;
@@ -23,37 +31,29 @@ std::string g_reason;
 
 Status choose(Provider **out) {
   const char *want = setting_str(Setting::provider);
+  const bool any = std::strcmp(want, "auto") == 0;
   std::string tried;
-#ifdef MPIX_HAVE_OFI
-  // auto takes ofi only where a NIC fires triggered ops itself: elsewhere ofi's triggers are
-  // software too, and the mpi provider is faster here (docs/results-ofi.md) and lets the peer
-  // use plain MPI calls on the stream communicator.
-  bool ofi_wanted = std::strcmp(want, "ofi") == 0;
-  if (std::strcmp(want, "auto") == 0) {
-    std::string hw;
-    ofi_wanted = ofi_hardware_triggers(&hw);
-    if (!ofi_wanted) tried = "ofi not taken (" + hw + "); ";
-  }
-  if (ofi_wanted) {
-    std::unique_ptr<Provider> p;
+  for (const ProviderEntry *e : kProviders) {
+    if (!any && std::strcmp(want, e->name) != 0) continue;
     std::string why;
-    Status st = make_ofi_provider(&p, &why);
-    if (st.is_ok()) {
-      g_reason = std::string("MPIX_PROVIDER=") + want + ": " + why;
-      *out = p.release();
-      return {};
+    if (any && !e->auto_takes(&why)) {
+      tried += std::string(e->name) + " not taken (" + why + "); ";
+      continue;
     }
-    if (std::strcmp(want, "ofi") == 0)
-      return make_status(st.code(), "MPIX_PROVIDER=ofi: %s", st.what().c_str());
-    tried = "ofi (" + st.what() + "); ";
-  }
-#endif
-  if (std::strcmp(want, "mpi") == 0 || std::strcmp(want, "auto") == 0) {
-    g_reason = std::string("MPIX_PROVIDER=") + want + ": " + tried +
-               "mpi (always available; interoperates with plain MPI on the peer)";
-    *out = make_mpi_provider().release();
+    std::unique_ptr<Provider> p;
+    Status st = e->make(&p, &why);
+    if (!st.is_ok()) {
+      if (!any) return make_status(st.code(), "MPIX_PROVIDER=%s: %s", want, st.what().c_str());
+      tried += std::string(e->name) + " (" + st.what() + "); ";
+      continue;
+    }
+    g_reason = std::string("MPIX_PROVIDER=") + want + ": " + tried + e->name + " (" + why + ")";
+    *out = p.release();
     return {};
   }
+  if (any)
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "MPIX_PROVIDER=auto: no provider could be used (%s)", tried.c_str());
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "MPIX_PROVIDER=%s: no such provider in this build (built: %s)", want,
                      providers_built());
@@ -85,11 +85,12 @@ std::string provider_choice_reason() {
 }
 
 const char *providers_built() {
-#ifdef MPIX_HAVE_OFI
-  return "mpi ofi";
-#else
-  return "mpi";
-#endif
+  static const std::string names = [] {
+    std::string n;
+    for (const ProviderEntry *e : kProviders) n += (n.empty() ? "" : " ") + std::string(e->name);
+    return n;
+  }();
+  return names.c_str();
 }
 
 }  // namespace mpix

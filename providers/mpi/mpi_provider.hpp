@@ -20,6 +20,7 @@ class MpiProvider final : public Provider {
     ProviderCaps c;
     c.agent_copies = true;
     c.mpi_buffers = true;
+    c.plain_comms = true;
     return c;
   }
   Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override {

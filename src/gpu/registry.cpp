@@ -1,15 +1,40 @@
-// Backends compiled into this build, and names for the enums of gpu/backend.hpp.
-#include "gpu/backend.hpp"
-#include "gpu/host/host_backend.hpp"
+// Stream backends compiled into this build (the generated backend_table.inc lists their
+// entries, backend_entry.hpp), and names for the enums of gpu/backend.hpp.
+#include <cstring>
+#include <string>
 
-#ifdef MPIX_HAVE_CUDA
-#include "gpu/cuda/cuda_backend.hpp"
-#endif
-#ifdef MPIX_HAVE_HIP
-#include "gpu/hip/hip_backend.hpp"
-#endif
+#include "gpu/backend.hpp"
+#include "gpu/backend_entry.hpp"
 
 namespace mpix {
+
+#define MPIX_BACKEND_ENTRY(n) extern const BackendEntry k_##n##_backend;
+#include "backend_table.inc"
+#undef MPIX_BACKEND_ENTRY
+
+namespace {
+
+const BackendEntry *const kBackends[] = {
+#define MPIX_BACKEND_ENTRY(n) &k_##n##_backend,
+#include "backend_table.inc"
+#undef MPIX_BACKEND_ENTRY
+};
+
+// What to say about a kind whose backend this build lacks.
+struct Missing {
+  StreamKind kind;
+  const char *what;
+};
+const Missing kMissing[] = {
+    {StreamKind::cuda,
+     "cudaStream_t streams need the CUDA backend, which this build of mpix does not have "
+     "(configure with -DMPIX_ENABLE_CUDA=ON)"},
+    {StreamKind::hip,
+     "hipStream_t streams need the HIP backend, which this build of mpix does not have "
+     "(configure with -DMPIX_ENABLE_HIP=ON)"},
+};
+
+}  // namespace
 
 const char *stream_kind_name(StreamKind k) {
   static const char *const kNames[] = {"general", "mpix_host_stream", "cudaStream_t",
@@ -28,40 +53,20 @@ const char *mem_kind_name(MemKind k) {
 }
 
 Status backend_get(StreamKind kind, Backend **out) {
-  switch (kind) {
-    case StreamKind::general:
-    case StreamKind::host:
-      *out = host_backend();
-      return {};
-    case StreamKind::cuda:
-#ifdef MPIX_HAVE_CUDA
-      return cuda_backend_get(out);
-#else
-      return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
-                         "cudaStream_t streams need the CUDA backend, which this build of mpix "
-                         "does not have (configure with -DMPIX_ENABLE_CUDA=ON)");
-#endif
-    case StreamKind::hip:
-#ifdef MPIX_HAVE_HIP
-      return hip_backend_get(out);
-#else
-      return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
-                         "hipStream_t streams need the HIP backend, which this build of mpix "
-                         "does not have (configure with -DMPIX_ENABLE_HIP=ON)");
-#endif
-  }
+  for (const BackendEntry *e : kBackends)
+    if (e->kinds[0] == kind || e->kinds[1] == kind) return e->get(out);
+  for (const Missing &m : kMissing)
+    if (m.kind == kind) return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "%s", m.what);
   return make_status(MPI_ERR_ARG, "unknown stream kind");
 }
 
 const char *backends_built() {
-  return "host"
-#ifdef MPIX_HAVE_CUDA
-         " cuda"
-#endif
-#ifdef MPIX_HAVE_HIP
-         " hip"
-#endif
-      ;
+  static const std::string names = [] {
+    std::string n;
+    for (const BackendEntry *e : kBackends) n += (n.empty() ? "" : " ") + std::string(e->name);
+    return n;
+  }();
+  return names.c_str();
 }
 
 }  // namespace mpix

@@ -1,6 +1,5 @@
 #include "queue/queue.hpp"
 
-#include <cstring>
 #include <unordered_map>
 
 #include "core/comm_ctx.hpp"
@@ -34,11 +33,11 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
   std::shared_ptr<CommCtx> ctx;
   MPIX_TRY(comm_ctx_get(a.comm, &ctx));
   if (!ctx) {
-    // A plain communicator has no per-communicator provider state; only the mpi provider,
-    // which posts on the communicator itself, can carry its messages.
+    // A plain communicator has no per-communicator provider state; only a provider that
+    // posts on the communicator itself can carry its messages.
     Provider *prov = nullptr;
     MPIX_TRY(provider_get(&prov));
-    if (std::strcmp(prov->name(), "mpi") != 0)
+    if (!prov->caps().plain_comms)
       return make_status(MPI_ERR_COMM,
                          "provider %s carries queue ops only on stream "
                          "communicators (MPIX_Stream_comm_create); comm is a plain one",

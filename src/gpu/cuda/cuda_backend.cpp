@@ -1,5 +1,6 @@
 #include "gpu/cuda/cuda_backend.hpp"
 
+#include "gpu/backend_entry.hpp"
 #include "gpu/common/gpu_backend.hpp"
 #include "gpu/cuda/cuda_api.hpp"
 
@@ -12,5 +13,8 @@ Status cuda_backend_get(Backend **out) {
   *out = b;
   return {};
 }
+
+extern const BackendEntry k_cuda_backend = {
+    "cuda", {StreamKind::cuda, StreamKind::cuda}, cuda_backend_get};
 
 }  // namespace mpix

@@ -1,5 +1,6 @@
 #include "gpu/hip/hip_backend.hpp"
 
+#include "gpu/backend_entry.hpp"
 #include "gpu/common/gpu_backend.hpp"
 #include "gpu/hip/hip_api.hpp"
 
@@ -12,5 +13,8 @@ Status hip_backend_get(Backend **out) {
   *out = b;
   return {};
 }
+
+extern const BackendEntry k_hip_backend = {
+    "hip", {StreamKind::hip, StreamKind::hip}, hip_backend_get};
 
 }  // namespace mpix

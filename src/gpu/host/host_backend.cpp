@@ -8,6 +8,7 @@
 
 #include "core/waiter.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/backend_entry.hpp"
 #include "mpix/mpix_host_stream.h"
 
 namespace mpix {
@@ -157,5 +158,16 @@ Backend *host_backend() {
   static HostBackend *b = new HostBackend;
   return b;
 }
+
+namespace {
+Status host_backend_get(Backend **out) {
+  *out = host_backend();
+  return {};
+}
+}  // namespace
+
+// Host streams, and streams of the "general" kind (host-driven).
+extern const BackendEntry k_host_backend = {
+    "host", {StreamKind::host, StreamKind::general}, host_backend_get};
 
 }  // namespace mpix

@@ -1,0 +1,25 @@
+// How a provider registers (issue 11 item 4): each provider folder defines one ProviderEntry,
+// and CMake lists the entries of the folders it builds, in the order MPIX_PROVIDER=auto tries
+// them, in the generated provider_table.inc (one MPIX_PROVIDER_ENTRY(name) line each; the
+// entry's variable is k_<name>_provider). Adding a provider is its folder plus one line in
+// providers/CMakeLists.txt; registry.cpp names none of them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+
+namespace mpix {
+
+class Provider;
+
+struct ProviderEntry {
+  const char *name;  // MPIX_PROVIDER=<name>
+  // Whether MPIX_PROVIDER=auto takes it on this machine; *why says why (or why not).
+  bool (*auto_takes)(std::string *why);
+  // Makes the provider (what it checks, it checks here); *why says what was chosen.
+  Status (*make)(std::unique_ptr<Provider> *out, std::string *why);
+};
+
+}  // namespace mpix
