@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

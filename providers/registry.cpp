@@ -5,8 +5,8 @@
 #include <mutex>
 #include <string>
 
-#include "core/log.hpp"
-#include "core/settings.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
 #include "providers/provider.hpp"
 #include "providers/provider_entry.hpp"
 

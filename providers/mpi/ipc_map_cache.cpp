@@ -3,7 +3,7 @@
 #include <cstring>
 #include <set>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 

@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {

@@ -6,9 +6,9 @@
 #include <functional>
 #include <string>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
 #include "core/op.hpp"
-#include "core/settings.hpp"
 #include "core/stream.hpp"
 
 namespace mpix {

@@ -35,7 +35,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "gpu/backend.hpp"
 #include "providers/mpi/ipc_map_cache.hpp"
 

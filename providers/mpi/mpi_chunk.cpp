@@ -3,13 +3,13 @@
 #include <climits>
 #include <cstring>
 
+#include "base/log.hpp"
+#include "base/settings.hpp"
+#include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "core/op.hpp"
-#include "core/settings.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
-#include "core/waiter.hpp"
 
 namespace mpix {
 

@@ -29,7 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "providers/mpi/ipc_path.hpp"
 #include "providers/provider.hpp"
 

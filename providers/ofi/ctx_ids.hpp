@@ -21,7 +21,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "providers/ofi/tag_layout.hpp"
 
 namespace mpix {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <set>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "providers/ofi/ofi_check.hpp"
 
 namespace mpix {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

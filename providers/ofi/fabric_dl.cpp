@@ -1,5 +1,5 @@
 // The libfabric functions provider ofi calls, defined here and forwarded to libfabric opened at
-// run time (core/runtime_lib.hpp): libmpix does not link libfabric, so it loads on machines
+// run time (base/runtime_lib.hpp): libmpix does not link libfabric, so it loads on machines
 // without it, and provider ofi reports why it cannot run there. Everything else the provider
 // uses (fi_tsendmsg, fi_cq_read, ...) is an inline call through the objects these return.
 // When the library is missing, calls fail with -FI_ENOSYS and fi_strerror says why.
@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "core/runtime_lib.hpp"
+#include "base/runtime_lib.hpp"
 
 namespace mpix {
 

@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <functional>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "providers/ofi/fabric.hpp"
 #include "providers/ofi/tag_layout.hpp"
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/status.hpp"
 #include "core/op.hpp"
-#include "core/status.hpp"
 #include "providers/ofi/soft_match.hpp"
 #include "providers/ofi/trigger_counter.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_impl.hpp"
 #include "providers/ofi/tag_layout.hpp"

@@ -5,8 +5,8 @@
 #include <climits>
 #include <thread>
 
+#include "base/log.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "core/stream.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"

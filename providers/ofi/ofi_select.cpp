@@ -3,8 +3,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/log.hpp"
-#include "core/settings.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
 #include "providers/ofi/fabric.hpp"
 #include "providers/ofi/ofi_impl.hpp"
 #include "providers/ofi/ofi_provider.hpp"

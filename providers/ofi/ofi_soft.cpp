@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/log.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"
 #include "providers/ofi/ofi_impl.hpp"

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/log.hpp"
-#include "core/settings.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
 #include "core/stream.hpp"
 #include "providers/ofi/ofi_check.hpp"
 

@@ -42,7 +42,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "providers/ofi/fabric.hpp"
 
 namespace mpix {

@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

@@ -5,8 +5,8 @@
 // stream). Checking before PMPI_Comm_free keeps the communicator whole under every MPI.
 #include <mpi.h>
 
+#include "base/log.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 
 extern "C" int MPI_Comm_free(MPI_Comm *comm) {
   int initialized = 0, finalized = 0;

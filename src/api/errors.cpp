@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 

@@ -6,7 +6,7 @@
 
 #include <mpi.h>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

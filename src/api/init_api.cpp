@@ -6,7 +6,7 @@
 // dynamic linker's search order (the link line: mpix::mpix and mpix.pc put it there).
 #include <mpi.h>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "core/thread_level.hpp"
 
 namespace mpix {

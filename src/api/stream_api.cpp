@@ -7,10 +7,10 @@
 #include "api/checks.hpp"
 #include "api/errors.hpp"
 #include "api/info_hex.hpp"
+#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/enqueue.hpp"
 #include "core/runtime.hpp"
-#include "core/settings.hpp"
 #include "core/stream.hpp"
 #include "mpix/mpix.h"
 

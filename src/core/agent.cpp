@@ -10,15 +10,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.hpp"
+#include "base/profile.hpp"
+#include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
-#include "core/log.hpp"
 #include "core/op.hpp"
-#include "core/profile.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
-#include "core/waiter.hpp"
 #include "providers/provider.hpp"
 
 namespace mpix {

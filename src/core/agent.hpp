@@ -2,12 +2,12 @@
 // trigger word, fires the ops the streams have reached (in threshold order), drives the
 // provider's progress, and completes ops: status, completion word, generalized request.
 // With nothing armed or in flight it sleeps on the notifier (no CPU); with work outstanding it
-// spins briefly, then yields, then sleeps in short, growing naps (core/waiter.hpp).
+// spins briefly, then yields, then sleeps in short, growing naps (base/waiter.hpp).
 #pragma once
 
 #include <atomic>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <new>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 namespace {

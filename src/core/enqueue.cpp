@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/waiter.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
@@ -13,7 +14,6 @@
 #include "core/request.hpp"
 #include "core/runtime.hpp"
 #include "core/staging.hpp"
-#include "core/waiter.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
 
 namespace mpix {

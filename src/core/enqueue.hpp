@@ -6,8 +6,8 @@
 
 #include <memory>
 
+#include "base/status.hpp"
 #include "core/op.hpp"
-#include "core/status.hpp"
 
 namespace mpix {
 

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

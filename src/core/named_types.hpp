@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

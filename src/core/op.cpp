@@ -2,14 +2,14 @@
 // completion / stream-wait handshake, and retirement.
 #include "core/op.hpp"
 
+#include "base/log.hpp"
+#include "base/waiter.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "core/request.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
-#include "core/waiter.hpp"
 
 namespace mpix {
 namespace {

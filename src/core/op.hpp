@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/signal_pool.hpp"
-#include "core/status.hpp"
+#include "base/signal_pool.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 
@@ -108,7 +108,7 @@ struct Op {
   std::shared_ptr<Staging> staging;             // device buffers staged (core/staging.hpp)
   void *prov = nullptr;                         // provider-private state
   uint64_t seq = 0;                             // creation order, for reports
-  uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (core/profile.hpp)
+  uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (base/profile.hpp)
   uint64_t t_copy = 0;                          // MPIX_PROFILE: agent staging copy issued
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
   Op *submit_next = nullptr;                    // the agent's incoming stack (agent.cpp)

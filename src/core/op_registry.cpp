@@ -1,7 +1,7 @@
 // The live-op registry (core/op.hpp): what the finalize report lists.
 #include <mutex>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "core/op.hpp"
 
 namespace mpix {

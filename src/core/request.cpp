@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "core/op.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"

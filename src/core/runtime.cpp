@@ -4,13 +4,13 @@
 #include <mutex>
 #include <vector>
 
+#include "base/log.hpp"
+#include "base/profile.hpp"
+#include "base/settings.hpp"
+#include "base/signal_pool.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "core/op.hpp"
-#include "core/profile.hpp"
-#include "core/settings.hpp"
-#include "core/signal_pool.hpp"
 #include "core/thread_level.hpp"
 #include "core/type_probe.hpp"
 #include "core/type_release.hpp"

@@ -3,7 +3,7 @@
 // those first thing in MPI_Finalize), which stops the agent and reports ops never completed.
 #pragma once
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

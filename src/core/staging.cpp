@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
+#include "base/waiter.hpp"
 #include "core/op.hpp"
-#include "core/settings.hpp"
 #include "core/typemap.hpp"
-#include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {

@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

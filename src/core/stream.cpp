@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/signal_pool.hpp"
+#include "base/signal_pool.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {

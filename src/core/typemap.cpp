@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 namespace {

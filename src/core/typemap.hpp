@@ -15,8 +15,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/status.hpp"
-#include "gpu/backend.hpp"
+#include "base/copy_run.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

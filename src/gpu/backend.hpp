@@ -9,7 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "core/status.hpp"
+#include "base/copy_run.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 
@@ -30,17 +31,6 @@ struct StreamMemOp {
   uint64_t *word;
   uint64_t value;
 };
-
-// One strided run of a datatype's typemap (core/typemap.hpp): `count` blocks of `len` bytes,
-// the first `offset` bytes from a base address, each `stride` bytes after the previous one
-// (stride 0 when count is 1). A GPU backend may read a table of runs from a kernel.
-struct CopyRun {
-  uint64_t offset;
-  uint64_t len;
-  uint64_t stride;
-  uint64_t count;
-};
-static_assert(sizeof(CopyRun) == 32, "CopyRun tables are read by device code");
 
 // One native stream, driven in stream order.
 class ExecStream {

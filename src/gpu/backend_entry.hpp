@@ -3,7 +3,7 @@
 // backend_table.inc (one MPIX_BACKEND_ENTRY(name) line each). gpu/registry.cpp names none.
 #pragma once
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {

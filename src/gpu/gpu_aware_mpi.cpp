@@ -5,8 +5,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/log.hpp"
-#include "core/settings.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
 
 namespace mpix {
 

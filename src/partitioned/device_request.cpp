@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
 #include "partitioned/prequest.hpp"

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "mpix/mpix.h"
 
 namespace mpix {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

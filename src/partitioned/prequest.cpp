@@ -7,12 +7,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.hpp"
+#include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
 #include "core/mpi_status.hpp"
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
-#include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
 #include "partitioned/engine.hpp"

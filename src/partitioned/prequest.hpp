@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/signal_pool.hpp"
-#include "core/status.hpp"
+#include "base/signal_pool.hpp"
+#include "base/status.hpp"
 #include "partitioned/piece_map.hpp"
 
 namespace mpix {

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/log.hpp"
-#include "core/waiter.hpp"
+#include "base/log.hpp"
+#include "base/waiter.hpp"
 #include "partitioned/engine.hpp"
 #include "partitioned/prequest.hpp"
 #include "partitioned/private_comms.hpp"

@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 #include "core/runtime.hpp"
 
 namespace mpix {

@@ -13,7 +13,7 @@
 
 #include <memory>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

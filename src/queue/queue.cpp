@@ -2,13 +2,13 @@
 
 #include <unordered_map>
 
+#include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
-#include "core/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "providers/provider.hpp"
 #include "queue/queue_stream.hpp"

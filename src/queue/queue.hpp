@@ -19,8 +19,8 @@
 #include <mutex>
 #include <vector>
 
+#include "base/status.hpp"
 #include "core/enqueue.hpp"
-#include "core/status.hpp"
 
 namespace mpix {
 

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <string>
 
+#include "base/log.hpp"
+#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/log.hpp"
-#include "core/settings.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

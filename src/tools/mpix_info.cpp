@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/runtime_lib.hpp"
-#include "core/settings.hpp"
+#include "base/runtime_lib.hpp"
+#include "base/settings.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
 #include "mpix/mpix.h"

@@ -1,7 +1,7 @@
 // The settings registry: one row per MPIX_* variable, values from the environment (CTest sets
 // MPIX_SLEEP_US, MPIX_TIMEOUT and MPIX_YIELD_US for this program, see CMakeLists.txt) or the
 // default, every value checked strictly against what its row says it takes.
-#include "core/settings.hpp"
+#include "base/settings.hpp"
 
 #include <climits>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // Signal memory: words are distinct and aligned, recycled, never reset (values only grow, so a
 // recycled word cannot satisfy a stale wait), spread over cache lines, and chunk hooks see every
 // chunk.
-#include "core/signal_pool.hpp"
+#include "base/signal_pool.hpp"
 
 #include <cstdint>
 #include <set>

@@ -1,6 +1,6 @@
 // Waiting primitives: the cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, the notifier that
 // wakes sleepers, and the spin -> yield -> sleep backoff.
-#include "core/waiter.hpp"
+#include "base/waiter.hpp"
 
 #include <atomic>
 #include <chrono>

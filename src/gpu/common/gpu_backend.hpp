@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "core/log.hpp"
-#include "core/settings.hpp"
-#include "core/signal_pool.hpp"
-#include "core/waiter.hpp"
+#include "base/log.hpp"
+#include "base/settings.hpp"
+#include "base/signal_pool.hpp"
+#include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/common/gpu_exec_stream.hpp"
 #include "gpu/common/signal_map.hpp"

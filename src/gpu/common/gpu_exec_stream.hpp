@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "core/waiter.hpp"
+#include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/common/gpu_api.hpp"
 #include "gpu/common/signal_map.hpp"

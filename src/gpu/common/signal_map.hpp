@@ -10,9 +10,9 @@
 #include <map>
 #include <mutex>
 
-#include "core/log.hpp"
-#include "core/signal_pool.hpp"
-#include "core/status.hpp"
+#include "base/log.hpp"
+#include "base/signal_pool.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 

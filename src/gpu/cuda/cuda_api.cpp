@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 namespace {

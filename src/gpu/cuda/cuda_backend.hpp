@@ -1,7 +1,7 @@
 // Stream backend "cuda": cudaStream_t streams (gpu/common/gpu_backend.hpp over CudaApi).
 #pragma once
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 class Backend;

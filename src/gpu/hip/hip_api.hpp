@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/common/gpu_api.hpp"
 

@@ -1,7 +1,7 @@
 // Stream backend "hip": hipStream_t streams (gpu/common/gpu_backend.hpp over HipApi).
 #pragma once
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 class Backend;

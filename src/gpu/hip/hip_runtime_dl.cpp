@@ -1,11 +1,11 @@
 // The HIP runtime functions the HIP backend calls, defined here and forwarded to libamdhip64
-// opened at run time (core/runtime_lib.hpp): libmpix does not link libamdhip64, so it loads on
+// opened at run time (base/runtime_lib.hpp): libmpix does not link libamdhip64, so it loads on
 // machines without ROCm, and the HIP backend reports why it cannot run there. Each definition
 // has the header's prototype (the compiler checks it against hip_runtime_api.h); when the
 // library or a symbol is missing, the call fails with hipErrorSharedObjectInitFailed.
 #include <hip/hip_runtime_api.h>
 
-#include "core/runtime_lib.hpp"
+#include "base/runtime_lib.hpp"
 #include "gpu/hip/hip_dl.hpp"
 
 namespace mpix {

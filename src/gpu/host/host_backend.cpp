@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-#include "core/waiter.hpp"
+#include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/backend_entry.hpp"
 #include "mpix/mpix_host_stream.h"

@@ -10,8 +10,8 @@
 #include <unordered_set>
 
 #include "api/errors.hpp"
-#include "core/settings.hpp"
-#include "core/waiter.hpp"
+#include "base/settings.hpp"
+#include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
 #include "mpix/mpix_host_stream.h"

@@ -1,10 +1,10 @@
-#include "core/waiter.hpp"
+#include "base/waiter.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
 
-#include "core/settings.hpp"
+#include "base/settings.hpp"
 
 namespace mpix {
 

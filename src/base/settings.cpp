@@ -1,4 +1,4 @@
-#include "core/settings.hpp"
+#include "base/settings.hpp"
 
 #include <cctype>
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 
 const SettingInfo kSettings[] = {
 #define MPIX_SETTING(id, name, def, takes, help) {name, def, takes, help},
-#include "core/settings_table.def"
+#include "base/settings_table.def"
 #undef MPIX_SETTING
 };
 static_assert(sizeof kSettings / sizeof kSettings[0] == setting_count(),

@@ -1,4 +1,4 @@
-#include "core/signal_pool.hpp"
+#include "base/signal_pool.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -17,6 +17,19 @@ struct SignalWord {
   uint64_t *word = nullptr;
 };
 
+// The cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ: (int64_t)(a - b) >= 0.
+inline bool reached(uint64_t value, uint64_t target) {
+  return static_cast<int64_t>(value - target) >= 0;
+}
+
+// Load of a 64-bit signal word written by another thread or by a device.
+inline uint64_t load_signal(const uint64_t *word) {
+  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+inline void store_signal(uint64_t *word, uint64_t v) {
+  __atomic_store_n(word, v, __ATOMIC_RELEASE);
+}
+
 // Called when chunks of signal memory appear or go, so a GPU backend can register them
 // (cuMemHostRegister and friends). Called for existing chunks when a hook is added.
 using SignalChunkHook = std::function<void(void *base, std::size_t bytes, bool added)>;

@@ -1,4 +1,4 @@
-#include "core/profile.hpp"
+#include "base/profile.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/settings.hpp"
+#include "base/settings.hpp"
 
 namespace mpix {
 namespace {

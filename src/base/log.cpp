@@ -1,4 +1,4 @@
-#include "core/log.hpp"
+#include "base/log.hpp"
 
 #include <atomic>
 #include <cstdarg>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/settings.hpp"
+#include "base/settings.hpp"
 
 namespace mpix {
 namespace {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "base/signal_pool.hpp"  // reached, load_signal, store_signal
+
 namespace mpix {
 
 class Notifier {
@@ -48,18 +50,5 @@ class Backoff {
   int phase_ = 0;
   unsigned count_ = 0;
 };
-
-// The cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ: (int64_t)(a - b) >= 0.
-inline bool reached(uint64_t value, uint64_t target) {
-  return static_cast<int64_t>(value - target) >= 0;
-}
-
-// Load of a 64-bit signal word written by another thread or by a device.
-inline uint64_t load_signal(const uint64_t *word) {
-  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
-}
-inline void store_signal(uint64_t *word, uint64_t v) {
-  __atomic_store_n(word, v, __ATOMIC_RELEASE);
-}
 
 }  // namespace mpix

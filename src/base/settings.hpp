@@ -7,13 +7,13 @@
 #include <cstddef>
 #include <string>
 
-#include "core/status.hpp"
+#include "base/status.hpp"
 
 namespace mpix {
 
 enum class Setting {
 #define MPIX_SETTING(id, name, def, takes, help) id,
-#include "core/settings_table.def"
+#include "base/settings_table.def"
 #undef MPIX_SETTING
   count_
 };

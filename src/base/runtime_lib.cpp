@@ -1,4 +1,4 @@
-#include "core/runtime_lib.hpp"
+#include "base/runtime_lib.hpp"
 
 #include <dlfcn.h>
 
