@@ -12,6 +12,7 @@
 
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
+#include "core/internal_thread.hpp"
 #include "core/log.hpp"
 #include "core/op.hpp"
 #include "core/profile.hpp"
@@ -300,6 +301,7 @@ void Agent::finish(Op *op) {
 }
 
 void Agent::run() {
+  InternalScope internal;  // its MPI calls on stream communicators go straight to MPI
   Backoff backoff;
   while (!stop_.load()) {
     uint64_t epoch = notifier().epoch();
