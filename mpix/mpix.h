@@ -162,6 +162,22 @@ int MPIX_Stream_irecv(void *buf, int count, MPI_Datatype datatype, int source, i
                       MPI_Request *request);
 
 /**
+ * Large-count variants of the four calls above (MPICH 4.2's _c names): @p count is an
+ * MPI_Count, up to INT_MAX (beyond: MPI_ERR_COUNT; mpix calls MPI's int-count interface).
+ */
+int MPIX_Stream_send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, int source_stream_index, int dest_stream_index);
+int MPIX_Stream_isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                        MPI_Request *request);
+int MPIX_Stream_recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                       MPI_Status *status);
+int MPIX_Stream_irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                        MPI_Request *request);
+
+/**
  * Makes progress on @p stream (MPICH 4.2; MPIX_STREAM_NULL: the MPI library's default
  * progress). mpix's agent drives enqueued ops without it; the call writes the stream's deferred
  * trigger (mpix_defer_trigger) and polls the MPI library once.

@@ -8,6 +8,7 @@
 // local stream is synchronised first where it syncs plain calls (GPU streams by default), as
 // for plain MPI calls on a stream communicator.
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <vector>
 
@@ -46,8 +47,7 @@ Status local_streams(int count, MPIX_Stream streams[], Multiplex *mux) {
   return {};
 }
 
-Status comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream streams[],
-                             MPI_Comm *newcomm) {
+Status comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream streams[], MPI_Comm *newcomm) {
   MPIX_TRY(check_comm(comm));
   if (!newcomm) return make_status(MPI_ERR_ARG, "newcomm is NULL");
   int inter = 0;
@@ -171,8 +171,27 @@ Status stream_p2p(Kind kind, void *buf, int count, MPI_Datatype dt, int peer, in
       rc = PMPI_Irecv(buf, count, dt, peer, tag, pair, request);
       break;
   }
-  if (rc != MPI_SUCCESS) return mpi_status(rc, "the MPI call on the pair communicator", __FILE__, __LINE__);
+  if (rc != MPI_SUCCESS)
+    return mpi_status(rc, "the MPI call on the pair communicator", __FILE__, __LINE__);
   return {};
+}
+
+// The large-count (_c) variants: counts up to INT_MAX (MPI's int interface underneath).
+Status count_fits(MPI_Count count) {
+  if (count > static_cast<MPI_Count>(INT_MAX))
+    return make_status(MPI_ERR_COUNT,
+                       "count %lld exceeds INT_MAX (mpix calls the MPI library's int-count "
+                       "interface)",
+                       static_cast<long long>(count));
+  return {};
+}
+
+Status stream_p2p_c(Kind kind, void *buf, MPI_Count count, MPI_Datatype dt, int peer, int tag,
+                    MPI_Comm comm, int src_idx, int dst_idx, MPI_Request *request,
+                    MPI_Status *status) {
+  MPIX_TRY(count_fits(count));
+  return stream_p2p(kind, buf, static_cast<int>(count < 0 ? -1 : count), dt, peer, tag, comm,
+                    src_idx, dst_idx, request, status);
 }
 
 }  // namespace
@@ -194,8 +213,8 @@ int MPIX_Stream_send(const void *buf, int count, MPI_Datatype datatype, int dest
                      MPI_Comm comm, int source_stream_index, int dest_stream_index) {
   return api_guard("MPIX_Stream_send", [&]() -> int {
     return finish(comm, "MPIX_Stream_send",
-                  stream_p2p(Kind::send, const_cast<void *>(buf), count, datatype, dest, tag,
-                             comm, source_stream_index, dest_stream_index, nullptr, nullptr));
+                  stream_p2p(Kind::send, const_cast<void *>(buf), count, datatype, dest, tag, comm,
+                             source_stream_index, dest_stream_index, nullptr, nullptr));
   });
 }
 
@@ -204,8 +223,8 @@ int MPIX_Stream_isend(const void *buf, int count, MPI_Datatype datatype, int des
                       MPI_Request *request) {
   return api_guard("MPIX_Stream_isend", [&]() -> int {
     return finish(comm, "MPIX_Stream_isend",
-                  stream_p2p(Kind::isend, const_cast<void *>(buf), count, datatype, dest, tag,
-                             comm, source_stream_index, dest_stream_index, request, nullptr));
+                  stream_p2p(Kind::isend, const_cast<void *>(buf), count, datatype, dest, tag, comm,
+                             source_stream_index, dest_stream_index, request, nullptr));
   });
 }
 
@@ -226,6 +245,45 @@ int MPIX_Stream_irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     return finish(comm, "MPIX_Stream_irecv",
                   stream_p2p(Kind::irecv, buf, count, datatype, source, tag, comm,
                              source_stream_index, dest_stream_index, request, nullptr));
+  });
+}
+
+int MPIX_Stream_send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, int source_stream_index, int dest_stream_index) {
+  return api_guard("MPIX_Stream_send_c", [&]() -> int {
+    return finish(comm, "MPIX_Stream_send_c",
+                  stream_p2p_c(Kind::send, const_cast<void *>(buf), count, datatype, dest, tag,
+                               comm, source_stream_index, dest_stream_index, nullptr, nullptr));
+  });
+}
+
+int MPIX_Stream_isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                        MPI_Request *request) {
+  return api_guard("MPIX_Stream_isend_c", [&]() -> int {
+    return finish(comm, "MPIX_Stream_isend_c",
+                  stream_p2p_c(Kind::isend, const_cast<void *>(buf), count, datatype, dest, tag,
+                               comm, source_stream_index, dest_stream_index, request, nullptr));
+  });
+}
+
+int MPIX_Stream_recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                       MPI_Status *status) {
+  return api_guard("MPIX_Stream_recv_c", [&]() -> int {
+    return finish(comm, "MPIX_Stream_recv_c",
+                  stream_p2p_c(Kind::recv, buf, count, datatype, source, tag, comm,
+                               source_stream_index, dest_stream_index, nullptr, status));
+  });
+}
+
+int MPIX_Stream_irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                        MPI_Request *request) {
+  return api_guard("MPIX_Stream_irecv_c", [&]() -> int {
+    return finish(comm, "MPIX_Stream_irecv_c",
+                  stream_p2p_c(Kind::irecv, buf, count, datatype, source, tag, comm,
+                               source_stream_index, dest_stream_index, request, nullptr));
   });
 }
 

@@ -4,9 +4,10 @@
 // Streams that sync plain calls: GPU streams by default, host streams with the info key
 // mpix_sync_plain_calls = true (Stream::syncs_plain_calls). For every other communicator
 // nothing is done: while no such stream communicator exists that costs one relaxed atomic
-// load, otherwise one attribute lookup (core/comm_ctx.cpp, comm_ctx_sync_stream). mpix's own MPI calls (the agent,
-// calls inside MPIX_* entry points) skip the sync (core/internal_thread.hpp). These win over
-// libmpi's definitions only when libmpix comes before libmpi in the link order, as for MPI_Init.
+// load, otherwise one attribute lookup (core/comm_ctx.cpp, comm_ctx_sync_stream). mpix's own MPI
+// calls (the agent, calls inside MPIX_* entry points) skip the sync (core/internal_thread.hpp).
+// These win over libmpi's definitions only when libmpix comes before libmpi in the link order, as
+// for MPI_Init.
 #include <mpi.h>
 
 #include "api/errors.hpp"
@@ -26,55 +27,51 @@ inline int sync_first(MPI_Comm comm, const char *call) {
   return api_guard(call, [&]() -> int {
     Status st = stream_drain_for_host_call(*s);
     if (st.is_ok()) return MPI_SUCCESS;
-    return finish(comm, call,
-                  make_status(st.code(), "synchronising the stream of comm first: %s",
-                              st.what().c_str()));
+    return finish(
+        comm, call,
+        make_status(st.code(), "synchronising the stream of comm first: %s", st.what().c_str()));
   });
 }
 
 }  // namespace
 }  // namespace mpix
 
-#define MPIX_SYNC_FIRST(comm, name)                       \
-  do {                                                    \
-    const int mpix_rc_ = ::mpix::sync_first(comm, name);  \
-    if (mpix_rc_ != MPI_SUCCESS) return mpix_rc_;         \
+#define MPIX_SYNC_FIRST(comm, name)                      \
+  do {                                                   \
+    const int mpix_rc_ = ::mpix::sync_first(comm, name); \
+    if (mpix_rc_ != MPI_SUCCESS) return mpix_rc_;        \
   } while (0)
 
 extern "C" {
 
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-             MPI_Comm comm) {
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   MPIX_SYNC_FIRST(comm, "MPI_Send");
   return PMPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm) {
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   MPIX_SYNC_FIRST(comm, "MPI_Ssend");
   return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm) {
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   MPIX_SYNC_FIRST(comm, "MPI_Rsend");
   return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm) {
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   MPIX_SYNC_FIRST(comm, "MPI_Bsend");
   return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm, MPI_Request *request) {
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request) {
   MPIX_SYNC_FIRST(comm, "MPI_Isend");
   return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request *request) {
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
   MPIX_SYNC_FIRST(comm, "MPI_Issend");
   return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 }

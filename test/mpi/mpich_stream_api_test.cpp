@@ -4,6 +4,7 @@
 // communicator that synchronise its stream first (a host stream made with
 // mpix_sync_plain_calls = true stands in for a GPU stream, where that is the default).
 // Pairs of ranks (0,1), (2,3), ...; an odd rank out only joins the collectives.
+#include <climits>
 #include <vector>
 
 #include "test_util.hpp"
@@ -87,8 +88,8 @@ TEST_CASE("multiplex: a message from stream i to stream j matches only receives 
     for (int i = nmine - 1; i >= 0; --i)
       for (int j = npeer - 1; j >= 0; --j) {
         MPI_Request r;
-        REQUIRE(MPIX_Stream_isend(&out[static_cast<std::size_t>(i * npeer + j)], 1, MPI_INT,
-                                  peer, 7, mc, i, j, &r) == MPI_SUCCESS);
+        REQUIRE(MPIX_Stream_isend(&out[static_cast<std::size_t>(i * npeer + j)], 1, MPI_INT, peer,
+                                  7, mc, i, j, &r) == MPI_SUCCESS);
         reqs.push_back(r);
       }
     MPI_Request r;
@@ -105,8 +106,7 @@ TEST_CASE("multiplex: a message from stream i to stream j matches only receives 
           REQUIRE(MPIX_Stream_recv(&got, 1, MPI_INT, src, 8, mc, 0, 0, &st) == MPI_SUCCESS);
           CHECK(got == payload(peer, 0, 0) + 50);
         }
-        REQUIRE(MPIX_Stream_recv(&got, 1, MPI_INT, src, MPI_ANY_TAG, mc, i, j, &st) ==
-                MPI_SUCCESS);
+        REQUIRE(MPIX_Stream_recv(&got, 1, MPI_INT, src, MPI_ANY_TAG, mc, i, j, &st) == MPI_SUCCESS);
         CHECK(got == payload(peer, i, j));
         CHECK(st.MPI_TAG == 7);
         CHECK(st.MPI_SOURCE == peer);
@@ -134,13 +134,13 @@ TEST_CASE("multiplex: a message from stream i to stream j matches only receives 
     int x = rank, y = -1, z = -1;
     MPI_Request r;
     REQUIRE(MPIX_Stream_irecv(&z, 1, MPI_INT, peer, 4, mc, 0, 0, &r) == MPI_SUCCESS);
-    REQUIRE(MPI_Sendrecv(&x, 1, MPI_INT, peer, 4, &y, 1, MPI_INT, peer, 4, mc,
-                         MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(MPI_Sendrecv(&x, 1, MPI_INT, peer, 4, &y, 1, MPI_INT, peer, 4, mc, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS);
     CHECK(y == peer);
     CHECK(z == -1);  // the plain message did not land in the pair receive
     // Handshake: the peer sends on the pair only after this rank has looked at z.
-    REQUIRE(MPI_Sendrecv(&x, 1, MPI_INT, peer, 5, &y, 1, MPI_INT, peer, 5, mc,
-                         MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(MPI_Sendrecv(&x, 1, MPI_INT, peer, 5, &y, 1, MPI_INT, peer, 5, mc, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS);
     REQUIRE(MPIX_Stream_send(&x, 1, MPI_INT, peer, 4, mc, 0, 0) == MPI_SUCCESS);
     REQUIRE(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
     CHECK(z == peer);
@@ -177,8 +177,7 @@ TEST_CASE("MPIX_Comm_get_stream on a multiplex communicator", "[multiplex]") {
   REQUIRE(MPIX_Comm_get_stream(dup, 0, &got) == MPI_SUCCESS);
   CHECK(got == MPIX_STREAM_NULL);
   int x = 0;
-  CHECK(error_class(MPIX_Stream_send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, dup, 0, 0)) ==
-        MPI_ERR_COMM);
+  CHECK(error_class(MPIX_Stream_send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, dup, 0, 0)) == MPI_ERR_COMM);
   REQUIRE(MPI_Comm_free(&dup) == MPI_SUCCESS);
   REQUIRE(MPI_Comm_free(&mc) == MPI_SUCCESS);
   // No stream at all: index 0 is MPIX_STREAM_NULL, as MPICH does.
@@ -278,6 +277,13 @@ TEST_CASE("bad input: error classes, on every rank, and nothing hangs", "[errors
     CHECK(r == MPI_REQUEST_NULL);
     CHECK(error_class(MPIX_Stream_isend(&x, 1, MPI_INT, peer, 0, mc, 0, 0, nullptr)) ==
           MPI_ERR_ARG);
+    // Large-count names: counts beyond INT_MAX are refused.
+    const MPI_Count big = static_cast<MPI_Count>(INT_MAX) + 1;
+    CHECK(error_class(MPIX_Stream_send_c(&x, big, MPI_INT, peer, 0, mc, 0, 0)) == MPI_ERR_COUNT);
+    CHECK(error_class(MPIX_Stream_irecv_c(&x, big, MPI_INT, peer, 0, mc, 0, 0, &r)) ==
+          MPI_ERR_COUNT);
+    CHECK(error_class(MPIX_Stream_recv_c(&x, 1, MPI_INT, peer, 0, mc, 0, 7, MPI_STATUS_IGNORE)) ==
+          MPI_ERR_ARG);
     // Ordinary argument checks still apply.
     CHECK(error_class(MPIX_Stream_send(&x, -1, MPI_INT, peer, 0, mc, 0, 0)) == MPI_ERR_COUNT);
     CHECK(error_class(MPIX_Stream_send(&x, 1, MPI_INT, size + 3, 0, mc, 0, 0)) == MPI_ERR_RANK);
@@ -311,8 +317,7 @@ TEST_CASE("bad input: error classes, on every rank, and nothing hangs", "[errors
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-TEST_CASE("plain MPI calls on a stream communicator synchronise the stream first",
-          "[plain]") {
+TEST_CASE("plain MPI calls on a stream communicator synchronise the stream first", "[plain]") {
   const int rank = world_rank(), size = world_size();
   HostStreamComm s(MPI_COMM_WORLD, "mpix_sync_plain_calls", "true");
   MPI_Comm side = MPI_COMM_NULL;  // carries what holds the stream

@@ -13,12 +13,12 @@
 
 static int failures = 0;
 
-#define EXPECT(cond)                                              \
-  do {                                                            \
-    if (!(cond)) {                                                \
+#define EXPECT(cond)                                                     \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
       fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                 \
-    }                                                             \
+      ++failures;                                                        \
+    }                                                                    \
   } while (0)
 
 int main(int argc, char **argv) {
@@ -60,15 +60,23 @@ int main(int argc, char **argv) {
     MPI_Status st;
     if (rank == 0) {
       EXPECT(MPIX_Stream_send(&x, 1, MPI_INT, peer, 1, comm, 1, 0) == MPI_SUCCESS);
-      EXPECT(MPIX_Stream_recv(&y, 1, MPI_INT, peer, MPI_ANY_TAG, comm, 0, 1, &st) ==
-             MPI_SUCCESS);
+      EXPECT(MPIX_Stream_recv(&y, 1, MPI_INT, peer, MPI_ANY_TAG, comm, 0, 1, &st) == MPI_SUCCESS);
     } else {
-      EXPECT(MPIX_Stream_recv(&y, 1, MPI_INT, MPI_ANY_SOURCE, 1, comm, 1, 0, &st) ==
-             MPI_SUCCESS);
+      EXPECT(MPIX_Stream_recv(&y, 1, MPI_INT, MPI_ANY_SOURCE, 1, comm, 1, 0, &st) == MPI_SUCCESS);
       EXPECT(MPIX_Stream_send(&x, 1, MPI_INT, peer, 2, comm, 0, 1) == MPI_SUCCESS);
     }
     EXPECT(y == peer + 5);
     EXPECT(st.MPI_SOURCE == peer);
+    /* Large-count names. */
+    MPI_Count n = 1;
+    y = -1;
+    if (rank == 0) {
+      EXPECT(MPIX_Stream_send_c(&x, n, MPI_INT, peer, 3, comm, 0, 0) == MPI_SUCCESS);
+    } else {
+      EXPECT(MPIX_Stream_recv_c(&y, n, MPI_INT, peer, 3, comm, 0, 0, MPI_STATUS_IGNORE) ==
+             MPI_SUCCESS);
+      EXPECT(y == peer + 5);
+    }
   }
   EXPECT(MPIX_Stream_progress(streams[1]) == MPI_SUCCESS);
   EXPECT(MPIX_Stream_progress(MPIX_STREAM_NULL) == MPI_SUCCESS);
