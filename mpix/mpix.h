@@ -23,7 +23,8 @@
  * they ask the library for MPI_THREAD_MULTIPLE and report the level the caller asked for, so
  * codes calling plain MPI_Init work unchanged (link libmpix before libmpi). Where the library
  * cannot give MPI_THREAD_MULTIPLE, calls fail with MPI_ERR_OTHER and a message saying so.
- * libmpix also defines MPI_Comm_free: a stream communicator with enqueued ops not yet completed
+ * libmpix also defines MPI_Finalize (progress threads of MPIX_Start_progress_thread are stopped
+ * first) and MPI_Comm_free: a stream communicator with enqueued ops not yet completed
  * is not freed (MPI_ERR_PENDING), whatever the MPI library. And, as MPICH orders them, plain
  * MPI calls on a stream communicator of a GPU stream (or of a host stream made with the info
  * key mpix_sync_plain_calls = "true"; "false" turns it off for a GPU stream) (MPI_Send, MPI_Ssend,

@@ -75,7 +75,8 @@ void stop_thread(std::unique_ptr<ProgressThread> t) {
   if (t->thread.joinable()) t->thread.join();
 }
 
-// At MPI_Finalize: threads still running are stopped before MPI goes away.
+// Before MPI_Finalize (the wrapper below) and, if that was not linked in, inside it: threads
+// still running are stopped before MPI goes away.
 void stop_all() {
   std::map<uint64_t, std::unique_ptr<ProgressThread>> all;
   {
@@ -146,6 +147,20 @@ int MPIX_Start_progress_thread(MPIX_Stream stream) {
   return api_guard("MPIX_Start_progress_thread", [&]() -> int {
     return finish(MPI_COMM_NULL, "MPIX_Start_progress_thread", start_progress_thread(stream));
   });
+}
+
+// Progress threads still running are stopped before MPI_Finalize starts (profiling interface;
+// link libmpix before libmpi, as for MPI_Init). Stopping them only inside MPI_Finalize (the
+// at-finalize hook, kept for programs linked the other way) is too late for MPICH 4.0: a
+// thread that polled while its finalize had begun left its global mutex busy (it then fails an
+// assertion destroying it).
+int MPI_Finalize(void) {
+  try {
+    stop_all();
+  } catch (...) {
+    // a thread that cannot be joined: nothing better to do than to go on finalising
+  }
+  return PMPI_Finalize();
 }
 
 int MPIX_Stop_progress_thread(MPIX_Stream stream) {

@@ -37,8 +37,7 @@ TEST_CASE("MPI_Send and MPI_Allreduce on a CUDA-stream communicator wait for the
   }
   // Every rank's kernel writes rank + 1; the allreduce reads only after it.
   CUDA_REQUIRE(slow_write(buf.as<int>(), n, rank + 1, kSlowNs, s.cs));
-  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, buf.get(), (int)n, MPI_INT, MPI_SUM, s.comm) ==
-          MPI_SUCCESS);
+  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, buf.get(), (int)n, MPI_INT, MPI_SUM, s.comm) == MPI_SUCCESS);
   auto sum = buf.read<int>(n);
   CHECK(sum[0] == size * (size + 1) / 2);
   CHECK(sum[n - 1] == size * (size + 1) / 2);
@@ -59,8 +58,8 @@ TEST_CASE("MPIX_Stream_send from a CUDA stream of a multiplex communicator waits
       CUDA_REQUIRE(slow_write(buf.as<int>(), n, kNew, kSlowNs, s.cs));
       REQUIRE(MPIX_Stream_send(buf.get(), (int)n, MPI_INT, peer, 1, mc, 0, 0) == MPI_SUCCESS);
     } else {
-      REQUIRE(MPIX_Stream_recv(buf.get(), (int)n, MPI_INT, peer, 1, mc, 0, 0,
-                               MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      REQUIRE(MPIX_Stream_recv(buf.get(), (int)n, MPI_INT, peer, 1, mc, 0, 0, MPI_STATUS_IGNORE) ==
+              MPI_SUCCESS);
       auto got = buf.read<int>(n);
       CHECK(got[0] == kNew);
       CHECK(got[n - 1] == kNew);
