@@ -1,11 +1,11 @@
 /* A program written against MPICH's stream API as MPICH 4.2 documents it, in C, with plain
- * MPI_Init: two general streams (MPI_INFO_NULL) per rank on a multiplex communicator, messages
- * between crossed stream indices, a progress thread, MPIX_Stream_progress and
- * MPIX_Comm_get_stream. Ranks 0 and 1 exchange; exit status 0 when every check holds. */
+ * MPI_Init and <mpi.h> alone (built with mpix/compat first on the include path, as such
+ * programs are built against mpix): two general streams (MPI_INFO_NULL) per rank on a multiplex
+ * communicator, messages between crossed stream indices, a progress thread,
+ * MPIX_Stream_progress and MPIX_Comm_get_stream. Ranks 0 and 1 exchange; exit status 0 when
+ * every check holds. */
 #include <mpi.h>
 #include <stdio.h>
-
-#include "mpix/mpix.h"
 
 #ifndef MPIX_STREAM_ENQUEUE
 #error "MPIX_STREAM_ENQUEUE is not defined"
