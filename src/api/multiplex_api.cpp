@@ -49,7 +49,6 @@ Status local_streams(int count, MPIX_Stream streams[], Multiplex *mux) {
 
 Status comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream streams[], MPI_Comm *newcomm) {
   MPIX_TRY(check_comm(comm));
-  if (!newcomm) return make_status(MPI_ERR_ARG, "newcomm is NULL");
   int inter = 0;
   MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
   if (inter) return make_status(MPI_ERR_COMM, "comm is an intercommunicator");
@@ -59,6 +58,7 @@ Status comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream streams[], MP
   Status local = runtime_init(&bad_setting);
   if (!local.is_ok() && !bad_setting) return local;
   auto mux = std::make_shared<Multiplex>();
+  if (local.is_ok() && !newcomm) local = make_status(MPI_ERR_ARG, "newcomm is NULL");
   if (local.is_ok()) local = local_streams(count, streams, mux.get());
   MPI_Comm dup = MPI_COMM_NULL;
   MPIX_MPI_CHECK(MPI_Comm_dup(comm, &dup));

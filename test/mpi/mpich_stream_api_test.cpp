@@ -238,12 +238,18 @@ TEST_CASE("bad input: error classes, on every rank, and nothing hangs", "[errors
           MPI_ERR_ARG);
     CHECK(error_class(MPIX_Stream_comm_create_multiplex(MPI_COMM_WORLD, 2, nullptr, &mc)) ==
           MPI_ERR_ARG);
-    CHECK(mc == MPI_COMM_NULL);
-    // Local checks: no collective reached.
-    CHECK(error_class(MPIX_Stream_comm_create_multiplex(MPI_COMM_NULL, 0, nullptr, &mc)) ==
-          MPI_ERR_COMM);
     CHECK(error_class(MPIX_Stream_comm_create_multiplex(MPI_COMM_WORLD, 0, nullptr, nullptr)) ==
           MPI_ERR_ARG);
+    CHECK(mc == MPI_COMM_NULL);
+    // A local check: no collective reached.
+    CHECK(error_class(MPIX_Stream_comm_create_multiplex(MPI_COMM_NULL, 0, nullptr, &mc)) ==
+          MPI_ERR_COMM);
+  }
+  SECTION("create_multiplex: one rank passes a null newcomm, the others good arguments") {
+    MPI_Comm *out = rank == size - 1 ? nullptr : &mc;
+    const int rc = MPIX_Stream_comm_create_multiplex(MPI_COMM_WORLD, 0, nullptr, out);
+    CHECK(error_class(rc) == (rank == size - 1 ? MPI_ERR_ARG : MPI_ERR_OTHER));
+    CHECK(mc == MPI_COMM_NULL);
   }
   SECTION("create_multiplex: one rank passes a destroyed stream, the others good ones") {
     MPIX_Stream good = owned_host_stream();
