@@ -2,8 +2,8 @@
  * MPI_Init and <mpi.h> alone (built with mpix/compat first on the include path, as such
  * programs are built against mpix): two general streams (MPI_INFO_NULL) per rank on a multiplex
  * communicator, messages between crossed stream indices, a progress thread,
- * MPIX_Stream_progress and MPIX_Comm_get_stream. Ranks 0 and 1 exchange; exit status 0 when
- * every check holds. */
+ * MPIX_Stream_progress and MPIX_Comm_get_stream, and a progress thread left running into
+ * MPI_Finalize. Ranks 0 and 1 exchange; exit status 0 when every check holds. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -88,6 +88,8 @@ int main(int argc, char **argv) {
 
   int worst = 0;
   MPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  /* Left running: MPI_Finalize stops it. */
+  EXPECT(MPIX_Start_progress_thread(MPIX_STREAM_NULL) == MPI_SUCCESS);
   MPI_Finalize();
   return worst ? 1 : 0;
 }
