@@ -23,8 +23,14 @@
  * they ask the library for MPI_THREAD_MULTIPLE and report the level the caller asked for, so
  * codes calling plain MPI_Init work unchanged (link libmpix before libmpi). Where the library
  * cannot give MPI_THREAD_MULTIPLE, calls fail with MPI_ERR_OTHER and a message saying so.
- * libmpix also defines MPI_Comm_free: a stream communicator with enqueued ops not yet completed
- * is not freed (MPI_ERR_PENDING), whatever the MPI library.
+ * libmpix also defines MPI_Finalize (progress threads of MPIX_Start_progress_thread are stopped
+ * first) and MPI_Comm_free: a stream communicator with enqueued ops not yet completed
+ * is not freed (MPI_ERR_PENDING), whatever the MPI library. And, as MPICH orders them, plain
+ * MPI calls on a stream communicator of a GPU stream (or of a host stream made with the info
+ * key mpix_sync_plain_calls = "true"; "false" turns it off for a GPU stream) (MPI_Send, MPI_Ssend,
+ * MPI_Rsend, MPI_Bsend, MPI_Isend, MPI_Issend, MPI_Recv, MPI_Irecv, MPI_Sendrecv,
+ * MPI_Sendrecv_replace, MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather, MPI_Scatter,
+ * MPI_Allgather, MPI_Alltoall) synchronise the stream first, then call the MPI library.
  */
 #ifndef MPIX_MPIX_H
 #define MPIX_MPIX_H
@@ -62,9 +68,11 @@ int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int val
  * Creates a stream. @p info keys: "type" = "cudaStream_t" | "hipStream_t" | "mpix_host_stream";
  * "value" = the native handle, hex-encoded with MPIX_Info_set_hex (for "mpix_host_stream" the
  * value may be omitted: mpix then creates and owns a host stream); "mpix_trigger" = "memop" |
- * "hostfn" | "kernel" (GPU streams). MPI_INFO_NULL or no "type" gives a general stream whose
- * communicator carries ordinary MPI traffic; ops enqueued on it run in order on a host stream
- * mpix creates on first use.
+ * "hostfn" | "kernel" (GPU streams); "mpix_sync_plain_calls" = "true" | "false" (default: true
+ * for GPU streams, false for host streams): plain MPI calls on the stream's communicators
+ * synchronise it first (see the top of this file). MPI_INFO_NULL or no "type" gives a general
+ * stream whose communicator carries ordinary MPI traffic; ops enqueued on it run in order on a host
+ * stream mpix creates on first use.
  * @return MPI_SUCCESS, MPI_ERR_ARG (null @p stream, unknown type, missing/bad value, a
  *         "mpix_host_stream" value that is no live host stream: never created by
  *         mpix_host_stream_create, or already destroyed), MPI_ERR_UNSUPPORTED_OPERATION (type
@@ -90,10 +98,108 @@ int MPIX_Stream_free(MPIX_Stream *stream);
 int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
 
 /**
- * Returns the stream attached to @p comm (MPIX_STREAM_NULL if none). @p idx must be 0 or -1.
- * @return MPI_SUCCESS, MPI_ERR_COMM, MPI_ERR_ARG.
+ * Collective over @p comm (MPICH 4.2): duplicates @p comm into @p newcomm and attaches this
+ * rank's @p count streams to it, indices 0..count-1 (entries may be MPIX_STREAM_NULL; ranks may
+ * pass different counts; count 0 means one MPIX_STREAM_NULL entry). Messages between stream
+ * indices go with MPIX_Stream_send / isend / recv / irecv; a message from stream i of the sender
+ * to stream j of the receiver matches only a receive naming that pair. Costs width x width
+ * extra communicators (width: the largest count of any rank), made here collectively.
+ * MPI_Comm_dup of the result is a plain communicator; MPI_Comm_free releases the streams
+ * (MPIX_Stream_free of one fails while a communicator uses it). The MPIX_*_enqueue calls need a
+ * single-stream communicator (MPIX_Stream_comm_create); on this one they fail with MPI_ERR_COMM.
+ * @return MPI_SUCCESS, MPI_ERR_COMM (null or intercommunicator), MPI_ERR_ARG (null @p newcomm,
+ *         negative @p count, null @p array_of_streams with count > 0, an entry that is not a
+ *         live stream: the message names it, e.g. array_of_streams[2]), MPI_ERR_OTHER (another
+ *         rank passed a bad argument: no rank gets a communicator).
+ */
+int MPIX_Stream_comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream array_of_streams[],
+                                      MPI_Comm *newcomm);
+
+/**
+ * Returns the stream attached to @p comm (MPIX_STREAM_NULL if none). On a multiplex
+ * communicator @p idx selects this rank's stream (0..count-1); elsewhere it must be 0 or -1.
+ * @return MPI_SUCCESS, MPI_ERR_COMM, MPI_ERR_ARG (null @p stream, @p idx out of range: MPICH
+ *         returns MPIX_STREAM_NULL there).
  */
 int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream);
+
+/**
+ * MPI_Send from this rank's stream @p source_stream_index to stream @p dest_stream_index of
+ * @p dest on the multiplex communicator @p comm (MPICH 4.2). A host call, as in MPICH: it returns
+ * once the buffer may be reused. The local stream, if it syncs plain calls (a GPU stream; see
+ * mpix_sync_plain_calls at the top), is first synchronised (everything enqueued on it so far
+ * has executed; MPICH does not do that).
+ * @p dest may be MPI_PROC_NULL.
+ * @return MPI_SUCCESS, MPI_ERR_COMM (null comm, not a multiplex communicator), MPI_ERR_COUNT,
+ *         MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_RANK, MPI_ERR_TAG, MPI_ERR_ARG (an index
+ *         negative or out of range for this rank or for @p dest; the message names it), or the
+ *         MPI library's error class.
+ */
+int MPIX_Stream_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, int source_stream_index, int dest_stream_index);
+
+/**
+ * Nonblocking MPIX_Stream_send: @p request is an ordinary MPI request (MPI_Wait / MPI_Test;
+ * its failures are returned, MPI_ERRORS_RETURN). Errors as MPIX_Stream_send, plus MPI_ERR_ARG
+ * for a null @p request.
+ */
+int MPIX_Stream_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                      MPI_Request *request);
+
+/**
+ * MPI_Recv into this rank's stream @p dest_stream_index from stream @p source_stream_index of
+ * @p source (MPI_ANY_SOURCE: any rank's stream of that index; MPI_ANY_TAG allowed). A host
+ * call; the local stream is synchronised first as for MPIX_Stream_send. Errors as
+ * MPIX_Stream_send.
+ */
+int MPIX_Stream_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                     MPI_Status *status);
+
+/** Nonblocking MPIX_Stream_recv; see MPIX_Stream_isend. */
+int MPIX_Stream_irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                      MPI_Request *request);
+
+/**
+ * Large-count variants of the four calls above (MPICH 4.2's _c names): @p count is an
+ * MPI_Count, up to INT_MAX (beyond: MPI_ERR_COUNT; mpix calls MPI's int-count interface).
+ */
+int MPIX_Stream_send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, int source_stream_index, int dest_stream_index);
+int MPIX_Stream_isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                        MPI_Request *request);
+int MPIX_Stream_recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                       MPI_Status *status);
+int MPIX_Stream_irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, int source_stream_index, int dest_stream_index,
+                        MPI_Request *request);
+
+/**
+ * Makes progress on @p stream (MPICH 4.2; MPIX_STREAM_NULL: the MPI library's default
+ * progress). mpix's agent drives enqueued ops without it; the call writes the stream's deferred
+ * trigger (mpix_defer_trigger) and polls the MPI library once.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (a handle that is not a live stream), MPI_ERR_OTHER (MPI not
+ *         initialised).
+ */
+int MPIX_Stream_progress(MPIX_Stream stream);
+
+/**
+ * Starts a thread that polls the MPI library's progress for @p stream (MPICH 4.2; MPIX_STREAM_NULL
+ * allowed) until MPIX_Stop_progress_thread or MPI_Finalize. A second start for the same stream
+ * is a no-op. @return MPI_SUCCESS, MPI_ERR_ARG (not a live stream), MPI_ERR_OTHER (the thread
+ * cannot be started, MPI not initialised or below MPI_THREAD_MULTIPLE).
+ */
+int MPIX_Start_progress_thread(MPIX_Stream stream);
+
+/**
+ * Stops and joins the progress thread of @p stream; a no-op if none runs (as MPICH).
+ * @return MPI_SUCCESS, MPI_ERR_ARG (not a live stream).
+ */
+int MPIX_Stop_progress_thread(MPIX_Stream stream);
 
 /**
  * Blocks the calling thread until everything enqueued on @p stream so far has executed

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "base/status.hpp"
+#include "core/internal_thread.hpp"
 
 namespace mpix {
 
@@ -23,9 +24,11 @@ int exception_class(const char *call) noexcept;
 int exception_finish(const char *call) noexcept;
 
 // Runs an entry point's body (@p fn returns its MPI error class); an exception becomes an MPI
-// error class instead of crossing into C.
+// error class instead of crossing into C. Inside it, the thread counts as mpix's own
+// (core/internal_thread.hpp): mpix's MPI calls skip the plain-MPI wrappers' stream sync.
 template <class Fn>
 int api_guard(const char *call, Fn &&fn) noexcept {
+  InternalScope internal;
   try {
     return fn();
   } catch (...) {

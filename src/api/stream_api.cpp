@@ -7,6 +7,7 @@
 #include "api/checks.hpp"
 #include "api/errors.hpp"
 #include "api/info_hex.hpp"
+#include "api/stream_handle.hpp"
 #include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/enqueue.hpp"
@@ -16,11 +17,6 @@
 
 namespace mpix {
 namespace {
-
-uint64_t handle_id(MPIX_Stream s) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s)); }
-MPIX_Stream to_handle(uint64_t id) {
-  return reinterpret_cast<MPIX_Stream>(static_cast<uintptr_t>(id));
-}
 
 // Reads @p key from @p info; false if absent.
 bool info_get(MPI_Info info, const char *key, std::string *out) {
@@ -60,6 +56,18 @@ Status parse_defer_triggers(MPI_Info info, bool *on) {
   return {};
 }
 
+// Info key mpix_sync_plain_calls (see Stream::set_sync_plain_calls); @p on keeps its default
+// when the key is absent.
+Status parse_sync_plain(MPI_Info info, bool *on) {
+  std::string v;
+  if (!info_get(info, "mpix_sync_plain_calls", &v)) return {};
+  if (v == "1" || v == "true" || v == "on") *on = true;
+  else if (v == "0" || v == "false" || v == "off") *on = false;
+  else
+    return make_status(MPI_ERR_ARG, "mpix_sync_plain_calls \"%s\" is not true or false", v.c_str());
+  return {};
+}
+
 Status stream_create(MPI_Info info, MPIX_Stream *out) {
   if (!out) return make_status(MPI_ERR_ARG, "stream is NULL");
   MPIX_TRY(runtime_init());
@@ -77,6 +85,9 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
   }
   bool defer = false;
   MPIX_TRY(parse_defer_triggers(info, &defer));
+  bool sync_plain = kind == StreamKind::cuda || kind == StreamKind::hip;
+  MPIX_TRY(parse_sync_plain(info, &sync_plain));
+  if (kind == StreamKind::general) sync_plain = false;  // nothing to synchronise
   Backend *be = nullptr;
   MPIX_TRY(backend_get(kind, &be));
   std::unique_ptr<ExecStream> exec;
@@ -102,18 +113,10 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
   }
   auto s = std::make_shared<Stream>(stream_new_id(), kind, be, std::move(exec));
   s->set_defer_triggers(defer);
+  s->set_sync_plain_calls(sync_plain);
   uint64_t id = 0;
   MPIX_TRY(stream_register(std::move(s), &id));
   *out = to_handle(id);
-  return {};
-}
-
-Status find_stream(MPIX_Stream h, std::shared_ptr<Stream> *out) {
-  if (h == MPIX_STREAM_NULL) return make_status(MPI_ERR_ARG, "stream is MPIX_STREAM_NULL");
-  *out = stream_lookup(handle_id(h));
-  if (!*out)
-    return make_status(MPI_ERR_ARG, "stream handle %p is not a live stream (freed?)",
-                       static_cast<void *>(h));
   return {};
 }
 
@@ -165,16 +168,50 @@ Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
 Status comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *out) {
   MPIX_TRY(check_comm(comm));
   if (!out) return make_status(MPI_ERR_ARG, "stream is NULL");
-  if (idx != 0 && idx != -1)
-    return make_status(MPI_ERR_ARG, "idx %d: a single-stream communicator has only index 0", idx);
   MPIX_TRY(runtime_init());
   std::shared_ptr<CommCtx> ctx;
   MPIX_TRY(comm_ctx_get(comm, &ctx));
+  if (ctx && ctx->mux) {
+    const int n = static_cast<int>(ctx->mux->local.size());
+    if (idx < 0 || idx >= n)
+      return make_status(MPI_ERR_ARG,
+                         "idx %d is out of range: this rank's multiplex communicator has %d "
+                         "stream(s), indices 0..%d",
+                         idx, n, n - 1);
+    const auto &s = ctx->mux->local[static_cast<std::size_t>(idx)];
+    *out = s ? to_handle(s->id()) : MPIX_STREAM_NULL;
+    return {};
+  }
+  if (idx != 0 && idx != -1)
+    return make_status(MPI_ERR_ARG, "idx %d: a single-stream communicator has only index 0", idx);
   *out = (ctx && ctx->stream) ? to_handle(ctx->stream->id()) : MPIX_STREAM_NULL;
   return {};
 }
 
 }  // namespace
+
+Status find_stream(MPIX_Stream h, std::shared_ptr<Stream> *out, const char *what) {
+  if (h == MPIX_STREAM_NULL) return make_status(MPI_ERR_ARG, "%s is MPIX_STREAM_NULL", what);
+  *out = stream_lookup(handle_id(h));
+  if (!*out)
+    return make_status(MPI_ERR_ARG,
+                       "%s: handle %p is not a live stream (never created by "
+                       "MPIX_Stream_create, or freed)",
+                       what, static_cast<void *>(h));
+  return {};
+}
+
+Status stream_drain_for_host_call(Stream &s) {
+  if (!s.syncs_plain_calls()) return {};
+  ExecStream *ex = nullptr;
+  MPIX_TRY(s.exec(&ex));
+  {
+    std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+    MPIX_TRY(flush_deferred_trigger(s, *ex));
+  }
+  return ex->synchronize();
+}
+
 }  // namespace mpix
 
 using namespace mpix;

@@ -15,6 +15,7 @@
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
+#include "core/internal_thread.hpp"
 #include "core/op.hpp"
 #include "core/staging.hpp"
 #include "core/stream.hpp"
@@ -300,6 +301,7 @@ void Agent::finish(Op *op) {
 }
 
 void Agent::run() {
+  InternalScope internal;  // its MPI calls on stream communicators go straight to MPI
   Backoff backoff;
   while (!stop_.load()) {
     uint64_t epoch = notifier().epoch();

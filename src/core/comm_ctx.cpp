@@ -5,6 +5,7 @@
 #include <new>
 
 #include "base/log.hpp"
+#include "core/internal_thread.hpp"
 
 namespace mpix {
 namespace {
@@ -13,7 +14,14 @@ namespace {
 using Holder = std::shared_ptr<CommCtx>;
 
 int copy_fn_body(void *attr_in, void *attr_out, int *flag) {
+  InternalScope internal;
   const Holder &old = *static_cast<Holder *>(attr_in);
+  if (old->mux) {
+    // A duplicate of a multiplex communicator is a plain communicator: its pair communicators
+    // would have to be made collectively here, inside MPI_Comm_dup / MPI_Comm_idup.
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   auto ctx = std::make_shared<CommCtx>();
   ctx->stream = old->stream;
   if (ctx->stream) ctx->stream->attached_comms.fetch_add(1);
@@ -27,6 +35,7 @@ int copy_fn_body(void *attr_in, void *attr_out, int *flag) {
       return st.code();
     }
   }
+  ctx->count_for_plain_sync();
   *static_cast<Holder **>(attr_out) = new Holder(std::move(ctx));
   *flag = 1;
   return MPI_SUCCESS;
@@ -80,6 +89,10 @@ struct LastComm {
 };
 thread_local LastComm t_last;
 
+// Stream communicators whose stream syncs plain calls (Stream::syncs_plain_calls) alive: plain MPI
+// calls look up nothing while 0.
+std::atomic<int> g_sync_comms{0};
+
 std::mutex g_kv_mu;
 std::atomic<int> g_kv{MPI_KEYVAL_INVALID};
 
@@ -110,19 +123,49 @@ void comm_ctx_release_keyval() {
   if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
 }
 
+void Multiplex::free_pairs() {
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  for (MPI_Comm &c : pairs)
+    if (c != MPI_COMM_NULL && !finalized) PMPI_Comm_free(&c);
+  pairs.clear();
+}
+
 void CommCtx::detach_stream() {
-  if (stream && !detached_.exchange(true)) stream->attached_comms.fetch_sub(1);
+  if (detached_.exchange(true)) return;
+  if (stream) stream->attached_comms.fetch_sub(1);
+  if (counted_sync_) g_sync_comms.fetch_sub(1, std::memory_order_relaxed);
+  if (mux) {
+    for (auto &s : mux->local)
+      if (s) s->attached_comms.fetch_sub(1);
+    mux->free_pairs();
+  }
+}
+
+void CommCtx::count_for_plain_sync() {
+  if (counted_sync_ || !stream || !stream->syncs_plain_calls()) return;
+  counted_sync_ = true;
+  g_sync_comms.fetch_add(1, std::memory_order_relaxed);
 }
 
 CommCtx::~CommCtx() { detach_stream(); }
 
 Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx) {
+  ctx->count_for_plain_sync();
   auto *h = new Holder(std::move(ctx));
   int rc = MPI_Comm_set_attr(comm, keyval(), h);
   if (rc != MPI_SUCCESS) {
     delete h;
     return mpi_status(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
   }
+  return {};
+}
+
+Status comm_ctx_drop(MPI_Comm comm) {
+  void *v = nullptr;
+  int flag = 0;
+  MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(), &v, &flag));
+  if (flag) MPIX_MPI_CHECK(MPI_Comm_delete_attr(comm, keyval()));
   return {};
 }
 
@@ -144,6 +187,18 @@ Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
   *out = *h;
   last = LastComm{comm, h, gen};
   return {};
+}
+
+std::shared_ptr<Stream> comm_ctx_sync_stream(MPI_Comm comm) {
+  if (g_sync_comms.load(std::memory_order_relaxed) == 0 || comm == MPI_COMM_NULL) return {};
+  const int kv = g_kv.load(std::memory_order_acquire);
+  if (kv == MPI_KEYVAL_INVALID) return {};
+  void *v = nullptr;
+  int flag = 0;
+  if (PMPI_Comm_get_attr(comm, kv, &v, &flag) != MPI_SUCCESS || !flag) return {};
+  const Holder &h = *static_cast<Holder *>(v);
+  if (!h->stream || !h->stream->syncs_plain_calls()) return {};
+  return h->stream;
 }
 
 int64_t comm_ctx_pending(MPI_Comm comm) {

@@ -7,33 +7,65 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "core/stream.hpp"
 #include "providers/provider.hpp"
 
 namespace mpix {
 
+// A multiplex stream communicator (MPIX_Stream_comm_create_multiplex): each rank's own array of
+// streams, every rank's stream count, and one private duplicate of the communicator per
+// (source index, destination index) pair, so that MPIX_Stream_send from stream i to stream j
+// matches only MPIX_Stream_recv for that pair, whatever the tag (MPI_ANY_TAG included) or
+// source (MPI_ANY_SOURCE included).
+struct Multiplex {
+  std::vector<std::shared_ptr<Stream>> local;  // entries may be null (MPIX_STREAM_NULL)
+  std::vector<int> counts;                     // streams of each rank of the communicator
+  int width = 0;                               // the largest count: pairs are width x width
+  std::vector<MPI_Comm> pairs;                 // pairs[src_index * width + dst_index]
+  MPI_Comm pair(int src_index, int dst_index) const {
+    return pairs[static_cast<std::size_t>(src_index) * static_cast<std::size_t>(width) +
+                 static_cast<std::size_t>(dst_index)];
+  }
+  // Frees the pair communicators (at MPI_Comm_free of the multiplex communicator).
+  void free_pairs();
+};
+
 struct CommCtx {
   std::shared_ptr<Stream> stream;  // null for a plain duplicate (MPIX_STREAM_NULL)
+  std::shared_ptr<Multiplex> mux;  // set for a multiplex communicator (stream is then null)
   std::unique_ptr<ProviderComm> prov;
   std::atomic<int64_t> pending_ops{0};
   // Stops counting this communicator in stream->attached_comms (once). Called at MPI_Comm_free:
   // ops that just completed may keep the context alive a moment longer, and MPIX_Stream_free
   // right after MPI_Comm_free must still succeed.
+  // Frees a multiplex communicator's pair communicators too.
   void detach_stream();
+  // Counts this communicator among those whose plain MPI calls synchronise the stream first
+  // (Stream::syncs_plain_calls); detach_stream undoes it. Once.
+  void count_for_plain_sync();
   ~CommCtx();
 
  private:
   std::atomic<bool> detached_{false};
+  bool counted_sync_ = false;
 };
 
 // Attaches a new context to @p comm.
 Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);
+// Removes the context MPI_Comm_dup copied onto @p comm (a duplicate of a stream communicator
+// that is to get a context of its own); nothing if it has none.
+Status comm_ctx_drop(MPI_Comm comm);
 // The context of @p comm, or null if it is not a stream communicator.
 Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out);
 // Ops enqueued on @p comm and not completed (0 if it is not a stream communicator). Makes no
 // attribute key (MPI_Comm_free of any communicator asks).
 int64_t comm_ctx_pending(MPI_Comm comm);
+// For libmpix's plain MPI calls (api/plain_mpi_api.cpp): the stream to synchronise before a
+// call on @p comm (a stream communicator whose stream syncs plain calls), or null. A single relaxed
+// load when no such communicator exists; otherwise one attribute lookup.
+std::shared_ptr<Stream> comm_ctx_sync_stream(MPI_Comm comm);
 // At MPI_Finalize: frees the attribute key (MPI keeps it while communicators still use it).
 void comm_ctx_release_keyval();
 

@@ -53,6 +53,13 @@ class Stream {
     return t;
   }
 
+  // Whether host-side MPI calls ordered after the stream (plain MPI calls on its stream
+  // communicators, MPIX_Stream_send & co. on a multiplex communicator) synchronise it first:
+  // by default for GPU streams (as MPICH orders plain calls on a GPU-stream communicator), not
+  // for host streams; info key mpix_sync_plain_calls. Set before the stream is shared.
+  void set_sync_plain_calls(bool on) { sync_plain_ = on; }
+  bool syncs_plain_calls() const { return sync_plain_; }
+
   // Asynchronous failures of blocking ops (MPIX_Send_enqueue & co. have no request to report
   // them through): the first one's error code is kept. The next MPIX_Stream_synchronize and the
   // next host wait on a request of the stream each report it once; MPIX_Stream_get_error
@@ -81,6 +88,7 @@ class Stream {
   std::mutex enqueue_mu_;
   uint64_t last_threshold_ = 0;
   bool defer_triggers_ = false;
+  bool sync_plain_ = false;
   uint64_t deferred_ = 0;  // highest threshold armed but not yet written to the stream
   SignalWord trigger_;
   std::atomic<unsigned> err_unreported_{0};  // kErrSync | kErrWait: who has not reported it

@@ -69,6 +69,7 @@ struct mpix_host_stream_s {
   }
 
   void run() {
+    mpix::InternalScope internal;  // host functions' MPI calls skip the plain-MPI stream sync
     mpix::Backoff backoff;
     for (;;) {
       Item it;

@@ -1,0 +1,7 @@
+#include "core/internal_thread.hpp"
+
+namespace mpix {
+
+thread_local int t_internal_depth = 0;
+
+}  // namespace mpix

@@ -1,0 +1,23 @@
+// Which threads are mpix's own: the agent, host-stream workers, progress threads, and any thread
+// while it runs inside an mpix entry point. libmpix's plain-MPI wrappers (api/plain_mpi_api.cpp)
+// synchronise a stream communicator's stream before a user's call; mpix's own MPI calls on
+// those communicators (the agent posting an enqueued op, a collective inside
+// MPIX_Stream_comm_create) must go straight to the MPI library instead.
+#pragma once
+
+namespace mpix {
+
+extern thread_local int t_internal_depth;
+
+// True on an mpix thread or inside an mpix call.
+inline bool in_internal() { return t_internal_depth > 0; }
+
+// Marks the current thread as mpix's own for the scope's lifetime (nests).
+struct InternalScope {
+  InternalScope() { ++t_internal_depth; }
+  ~InternalScope() { --t_internal_depth; }
+  InternalScope(const InternalScope &) = delete;
+  InternalScope &operator=(const InternalScope &) = delete;
+};
+
+}  // namespace mpix
