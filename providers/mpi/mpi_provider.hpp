@@ -3,8 +3,14 @@
 // the peer. Needs MPI_THREAD_MULTIPLE (the agent thread calls MPI). On a communicator with
 // MPIX_STAGING_CHUNK set, large staged sends go in pieces and receives are matched by mpix
 // (mpi_chunk.hpp).
+//
+// Small sends in flight are capped (kMaxSmallSends): Open MPI 4.1 over shared memory (vader)
+// with tens of thousands of sends posted while another thread is inside MPI (a host
+// MPI_Waitall) stops completing anything, plain Open MPI included. Sends past the cap wait in a
+// FIFO, in stream order, and are posted as earlier ones complete.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -36,13 +42,21 @@ class MpiProvider final : public Provider {
   bool reads_device(const Op &op) override;
   Status fire(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
-  bool busy() const override { return !posted_.empty() || chunks_.busy(); }
+  bool busy() const override { return !posted_.empty() || !held_.empty() || chunks_.busy(); }
   std::string describe() const override;
 
  private:
+  // Small (eager) sends posted at once at most; the rest wait in held_.
+  static constexpr int kMaxSmallSends = 1024;
+  Status post(Op &op, bool small);
+  bool post_held(std::vector<Op *> &done);
+
   ChunkEngine chunks_;  // MPIX_STAGING_CHUNK: chunked sends, receives matched by mpix
   std::vector<Op *> posted_;
   std::vector<MPI_Request> reqs_;
+  std::vector<char> small_;  // per posted_ entry: a small send (counted in small_sends_)
+  int small_sends_ = 0;
+  std::deque<Op *> held_;  // sends not yet posted, stream order
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
 };
