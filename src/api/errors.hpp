@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "core/status.hpp"
+#include "core/stream_release.hpp"
 
 namespace mpix {
 
@@ -23,10 +24,12 @@ int exception_class(const char *call) noexcept;
 int exception_finish(const char *call) noexcept;
 
 // Runs an entry point's body (@p fn returns its MPI error class); an exception becomes an MPI
-// error class instead of crossing into C.
+// error class instead of crossing into C. Streams the agent let go of are destroyed first
+// (core/stream_release.hpp).
 template <class Fn>
 int api_guard(const char *call, Fn &&fn) noexcept {
   try {
+    stream_release_pending();
     return fn();
   } catch (...) {
     return exception_finish(call);

@@ -24,6 +24,8 @@
 namespace mpix {
 namespace {
 
+thread_local bool t_on_agent = false;  // set on the agent thread (agent_on_thread)
+
 class Agent {
  public:
   explicit Agent(Provider *prov) : prov_(prov), thread_([this] { run(); }) {}
@@ -300,6 +302,7 @@ void Agent::finish(Op *op) {
 }
 
 void Agent::run() {
+  t_on_agent = true;
   Backoff backoff;
   while (!stop_.load()) {
     uint64_t epoch = notifier().epoch();
@@ -363,6 +366,8 @@ Status agent_get(Agent **out) {
 }
 
 }  // namespace
+
+bool agent_on_thread() { return t_on_agent; }
 
 void agent_submit(Op *op) {
   // agent_start ran before (op_create), and the agent lives until MPI_Finalize.
