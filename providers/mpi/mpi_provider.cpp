@@ -1,7 +1,9 @@
 #include "providers/mpi/mpi_provider.hpp"
 
 #include "core/comm_ctx.hpp"
+#include "core/log.hpp"
 #include "core/op.hpp"
+#include "core/settings.hpp"
 
 namespace mpix {
 namespace {
@@ -18,6 +20,12 @@ bool is_small_send(const Op &op) {
   return sz * op.count <= kSmallSendBytes;
 }
 
+const char *what_of(const Op &op) {
+  return op.kind == OpKind::send   ? "send to"
+         : op.kind == OpKind::recv ? "receive from"
+                                   : "allreduce on";
+}
+
 }  // namespace
 
 bool MpiProvider::reads_device(const Op &op) {
@@ -28,20 +36,22 @@ bool MpiProvider::reads_device(const Op &op) {
 
 Status MpiProvider::fire(Op &op) {
   if (ChunkEngine::takes(op)) return chunks_.fire(op);
+  if (timeout_s_ < 0) timeout_s_ = setting_long(Setting::timeout);
+  const Clock::time_point now = timeout_s_ > 0 ? Clock::now() : Clock::time_point{};
   if (op.kind == OpKind::send) {
     const bool small = is_small_send(op);
     // Every send behind a held one waits too: sends are posted in stream order, so that MPI's
     // non-overtaking order holds for each communicator, peer and tag.
     if (!held_.empty() || (small && small_sends_ >= kMaxSmallSends)) {
-      held_.push_back(&op);
+      held_.push_back({&op, now});
       return {};
     }
-    return post(op, small);
+    return post(op, small, now);
   }
-  return post(op, false);
+  return post(op, false, now);
 }
 
-Status MpiProvider::post(Op &op, bool small) {
+Status MpiProvider::post(Op &op, bool small, Clock::time_point since) {
   MPI_Request r = MPI_REQUEST_NULL;
   switch (op.kind) {
     case OpKind::send:
@@ -58,6 +68,8 @@ Status MpiProvider::post(Op &op, bool small) {
   posted_.push_back(&op);
   reqs_.push_back(r);
   small_.push_back(small);
+  since_.push_back(since);
+  cancelling_.push_back(0);
   if (small) ++small_sends_;
   return {};
 }
@@ -67,12 +79,13 @@ Status MpiProvider::post(Op &op, bool small) {
 bool MpiProvider::post_held(std::vector<Op *> &done) {
   bool any = false;
   while (!held_.empty()) {
-    Op *op = held_.front();
+    Op *op = held_.front().op;
+    const Clock::time_point since = held_.front().since;
     const bool small = is_small_send(*op);
     if (small && small_sends_ >= kMaxSmallSends) break;
     held_.pop_front();
     any = true;
-    Status st = post(*op, small);
+    Status st = post(*op, small, since);
     if (!st.is_ok()) {
       op_failed(*op, std::move(st));
       done.push_back(op);
@@ -81,8 +94,105 @@ bool MpiProvider::post_held(std::vector<Op *> &done) {
   return any;
 }
 
+void MpiProvider::compact() {
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < posted_.size(); ++i) {
+    if (reqs_[i] == MPI_REQUEST_NULL) continue;
+    posted_[w] = posted_[i];
+    reqs_[w] = reqs_[i];
+    small_[w] = small_[i];
+    since_[w] = since_[i];
+    cancelling_[w] = cancelling_[i];
+    ++w;
+  }
+  posted_.resize(w);
+  reqs_.resize(w);
+  small_.resize(w);
+  since_.resize(w);
+  cancelling_.resize(w);
+}
+
+namespace {
+
+Status timeout_error(long s) {
+  return make_status(MPI_ERR_OTHER,
+                     "no completion within MPIX_TIMEOUT=%ld s (has the peer failed?)", s);
+}
+
+}  // namespace
+
+// How long a receive cancelled at its timeout may take to come back cancelled before it is
+// given up on.
+constexpr std::chrono::milliseconds kCancelGrace(200);
+
+void MpiProvider::check_timeouts(std::vector<Op *> &done) {
+  const Clock::time_point now = Clock::now();
+  if (now - last_check_ < std::chrono::milliseconds(50)) return;
+  last_check_ = now;
+  const auto limit = std::chrono::seconds(timeout_s_);
+  bool dropped = false;
+  for (std::size_t i = 0; i < posted_.size(); ++i) {
+    if (reqs_[i] == MPI_REQUEST_NULL) continue;
+    Op *op = posted_[i];
+    if (cancelling_[i]) {
+      // A receive not yet matched comes back cancelled at once. One that MPI_Cancel cannot take
+      // back (matched, its data stalled with the peer) is given up on like a send.
+      if (now - since_[i] < kCancelGrace) continue;
+    } else {
+      if (now - since_[i] < limit) continue;
+      MPIX_LOG(error, "mpi",
+               "%s rank %d (tag %d) got no completion for MPIX_TIMEOUT=%ld s; failing it",
+               what_of(*op), op->peer, op->tag, timeout_s_);
+      if (op->kind == OpKind::recv && MPI_Cancel(&reqs_[i]) == MPI_SUCCESS) {
+        // Completes through MPI_Testsome: cancelled, or matched meanwhile (then as usual).
+        cancelling_[i] = 1;
+        since_[i] = now;
+        continue;
+      }
+    }
+    // A send, a reduction or a matched receive cannot be taken back: MPI keeps its request
+    // until it finishes (it may still read or write the buffer then).
+    orphans_.push_back(reqs_[i]);
+    reqs_[i] = MPI_REQUEST_NULL;
+    if (small_[i]) --small_sends_;
+    op_failed(*op, timeout_error(timeout_s_));
+    done.push_back(op);
+    dropped = true;
+  }
+  if (dropped) compact();
+  // Held sends: the FIFO is in the order the stream reached them, oldest first.
+  while (!held_.empty() && now - held_.front().since >= limit) {
+    Op *op = held_.front().op;
+    held_.pop_front();
+    MPIX_LOG(error, "mpi", "send to rank %d (tag %d) could not be posted within MPIX_TIMEOUT=%ld s",
+             op->peer, op->tag, timeout_s_);
+    op_failed(*op, timeout_error(timeout_s_));
+    done.push_back(op);
+  }
+}
+
+bool MpiProvider::test_orphans() {
+  int n = static_cast<int>(orphans_.size()), outcount = 0;
+  indices_.resize(n);
+  MPI_Testsome(n, orphans_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE);
+  if (outcount == MPI_UNDEFINED || outcount == 0) return false;
+  std::size_t w = 0;
+  for (MPI_Request r : orphans_)
+    if (r != MPI_REQUEST_NULL) orphans_[w++] = r;
+  orphans_.resize(w);
+  return true;
+}
+
+void MpiProvider::shutdown() {
+  // Sends to a peer that never took them: MPI may finish or drop them; mpix lets go.
+  for (MPI_Request &r : orphans_) MPI_Request_free(&r);
+  orphans_.clear();
+}
+
 bool MpiProvider::progress(std::vector<Op *> &done) {
   bool any = chunks_.busy() && chunks_.progress(done);
+  if (!orphans_.empty()) any |= test_orphans();
+  if (timeout_s_ > 0 && (!posted_.empty() || !held_.empty())) check_timeouts(done);
   if (posted_.empty()) return post_held(done) || any;
   int n = static_cast<int>(reqs_.size());
   indices_.resize(n);
@@ -103,21 +213,14 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
       statuses_[i].MPI_TAG = MPI_ANY_TAG;
       MPI_Status_set_elements_x(&statuses_[i], MPI_BYTE, 0);
     }
-    op_completed(*op, statuses_[i]);
+    int cancelled = 0;
+    if (cancelling_[indices_[i]] && MPI_Test_cancelled(&statuses_[i], &cancelled) == MPI_SUCCESS &&
+        cancelled)
+      op_failed(*op, timeout_error(timeout_s_));
+    else op_completed(*op, statuses_[i]);
     done.push_back(op);
   }
-  // Compact: drop completed entries (their requests are MPI_REQUEST_NULL now), keep order.
-  std::size_t w = 0;
-  for (std::size_t i = 0; i < posted_.size(); ++i) {
-    if (reqs_[i] == MPI_REQUEST_NULL) continue;
-    posted_[w] = posted_[i];
-    reqs_[w] = reqs_[i];
-    small_[w] = small_[i];
-    ++w;
-  }
-  posted_.resize(w);
-  reqs_.resize(w);
-  small_.resize(w);
+  compact();  // completed entries' requests are MPI_REQUEST_NULL now; order kept
   post_held(done);
   return true;
 }
