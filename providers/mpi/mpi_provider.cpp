@@ -184,7 +184,8 @@ bool MpiProvider::test_orphans() {
 }
 
 void MpiProvider::shutdown() {
-  // Sends to a peer that never took them: MPI may finish or drop them; mpix lets go.
+  // Requests of ops failed by MPIX_TIMEOUT that MPI never finished (a peer that never took a
+  // send, a receive whose data stalled): MPI may finish or drop them; mpix lets go.
   for (MPI_Request &r : orphans_) MPI_Request_free(&r);
   orphans_.clear();
 }

@@ -80,8 +80,7 @@ TEST_CASE("a blocking stream receive never matched: the stream goes on, synchron
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-TEST_CASE("MPIX_Wait_enqueue on a receive never matched: the error in its status",
-          "[timeout]") {
+TEST_CASE("MPIX_Wait_enqueue on a receive never matched: the error in its status", "[timeout]") {
   const int rank = world_rank();
   HostStreamComm s;
   if (rank == 0) {
