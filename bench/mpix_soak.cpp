@@ -5,7 +5,9 @@
 //   back to back  N rounds of one receive + one send + MPIX_Waitall_enqueue, the host never
 //                 waiting; one synchronize at the end
 // Message k carries (rank, k); every receive is checked. Prints the wall time of each phase.
-// Usage: mpix_soak [-n OPS] [--provider mpi|ofi:<prov>]   (default 100000)
+// --host-wait: the in-flight phase completes its 2N requests with one host MPI_Waitall
+// instead of MPIX_Waitall_enqueue (what once never returned under provider mpi at N = 70,000).
+// Usage: mpix_soak [-n OPS] [--provider mpi|ofi:<prov>] [--host-wait]   (default 100000)
 #include <mpi.h>
 
 #include <algorithm>
@@ -41,15 +43,17 @@ void check_all(const std::vector<long> &rbuf, int from, const char *phase) {
 
 int main(int argc, char **argv) {
   long n = 100000;
+  bool host_wait = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "-n") && i + 1 < argc) n = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--host-wait")) host_wait = true;
     else if (!std::strcmp(argv[i], "--provider") && i + 1 < argc) {
       std::string p = argv[++i];
       auto c = p.find(':');
       setenv("MPIX_PROVIDER", p.substr(0, c).c_str(), 1);
       if (c != std::string::npos) setenv("MPIX_OFI_PROVIDER", p.substr(c + 1).c_str(), 1);
     } else {
-      std::fprintf(stderr, "usage: mpix_soak [-n OPS] [--provider mpi|ofi:<prov>]\n");
+      std::fprintf(stderr, "usage: mpix_soak [-n OPS] [--provider mpi|ofi:<prov>] [--host-wait]\n");
       return 2;
     }
   }
@@ -75,17 +79,21 @@ int main(int argc, char **argv) {
     for (std::size_t k = 0; k < un; ++k)
       bench::check(MPIX_Isend_enqueue(&sbuf[k], 1, MPI_LONG, to, 7, hc.comm, &reqs[un + k]),
                    "MPIX_Isend_enqueue");
-    bench::check(MPIX_Waitall_enqueue(static_cast<int>(2 * un), reqs.data(), MPI_STATUSES_IGNORE),
-                 "MPIX_Waitall_enqueue");
+    if (host_wait)
+      bench::check(MPI_Waitall(static_cast<int>(2 * un), reqs.data(), MPI_STATUSES_IGNORE),
+                   "MPI_Waitall");
+    else
+      bench::check(MPIX_Waitall_enqueue(static_cast<int>(2 * un), reqs.data(), MPI_STATUSES_IGNORE),
+                   "MPIX_Waitall_enqueue");
     auto b = Clock::now();
     hc.synchronize();
     auto c = Clock::now();
     check_all(rbuf, from, "in flight");
     if (rank == 0)
       std::printf(
-          "mpix_soak: %d ranks, %ld receives + %ld sends in flight: enqueue %.3f s, "
+          "mpix_soak: %d ranks, %ld receives + %ld sends in flight: enqueue%s %.3f s, "
           "drain %.3f s, data checked\n",
-          size, n, n, secs(a, b), secs(b, c));
+          size, n, n, host_wait ? " and host MPI_Waitall" : "", secs(a, b), secs(b, c));
     std::fflush(stdout);
 
     std::fill(rbuf.begin(), rbuf.end(), -1);

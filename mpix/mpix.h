@@ -205,7 +205,8 @@ int MPIX_Stop_progress_thread(MPIX_Stream stream);
  * Blocks the calling thread until everything enqueued on @p stream so far has executed
  * (cudaStreamSynchronize / hipStreamSynchronize / host-stream drain). An mpix addition.
  * If an enqueued blocking op of the stream (MPIX_Send_enqueue, MPIX_Allreduce_enqueue, or
- * MPIX_Recv_enqueue with MPI_STATUS_IGNORE: a receive with a status gets its error there)
+ * MPIX_Recv_enqueue with MPI_STATUS_IGNORE: a receive with a status gets its error there), or
+ * an op waited for with MPIX_Wait_enqueue / MPIX_Waitall_enqueue and MPI_STATUS(ES)_IGNORE,
  * failed after its call returned, the first such failure since the last
  * synchronize is returned here, once: an error code whose MPI_Error_class is the failure's
  * class and whose MPI_Error_string names the call and the cause (MPI_COMM_WORLD's error

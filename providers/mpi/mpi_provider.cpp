@@ -1,9 +1,32 @@
 #include "providers/mpi/mpi_provider.hpp"
 
+#include "base/log.hpp"
+#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
 
 namespace mpix {
+namespace {
+
+// A send of at most this many bytes is eager under every transport of Open MPI and MPICH
+// (vader's eager limit is 4 KiB): it completes without its receive, so holding it back behind
+// others can never wait for the peer.
+constexpr MPI_Count kSmallSendBytes = 4096;
+
+bool is_small_send(const Op &op) {
+  if (op.kind != OpKind::send) return false;
+  MPI_Count sz = 0;
+  if (MPI_Type_size_x(op.dt, &sz) != MPI_SUCCESS || sz == MPI_UNDEFINED) return false;
+  return sz * op.count <= kSmallSendBytes;
+}
+
+const char *what_of(const Op &op) {
+  return op.kind == OpKind::send   ? "send to"
+         : op.kind == OpKind::recv ? "receive from"
+                                   : "allreduce on";
+}
+
+}  // namespace
 
 bool MpiProvider::reads_device(const Op &op) {
   const auto *mc =
@@ -19,6 +42,22 @@ bool MpiProvider::may_deliver_device(const Op &op) {
 
 Status MpiProvider::fire(Op &op) {
   if (ChunkEngine::takes(op)) return chunks_.fire(op);
+  if (timeout_s_ < 0) timeout_s_ = setting_long(Setting::timeout);
+  const Clock::time_point now = timeout_s_ > 0 ? Clock::now() : Clock::time_point{};
+  if (op.kind == OpKind::send) {
+    const bool small = is_small_send(op);
+    // Every send behind a held one waits too: sends are posted in stream order, so that MPI's
+    // non-overtaking order holds for each communicator, peer and tag.
+    if (!held_.empty() || (small && small_sends_ >= kMaxSmallSends)) {
+      held_.push_back({&op, now});
+      return {};
+    }
+    return post(op, small, now);
+  }
+  return post(op, false, now);
+}
+
+Status MpiProvider::post(Op &op, bool small, Clock::time_point since) {
   MPI_Request r = MPI_REQUEST_NULL;
   switch (op.kind) {
     case OpKind::send:
@@ -34,20 +73,143 @@ Status MpiProvider::fire(Op &op) {
   op_posted(op);
   posted_.push_back(&op);
   reqs_.push_back(r);
+  small_.push_back(small);
+  since_.push_back(since);
+  cancelling_.push_back(0);
+  if (small) ++small_sends_;
   return {};
 }
 
+// Held sends, in order, as far as the cap on small sends in flight allows. A send larger than
+// the cap's sends is posted at once when it reaches the front.
+bool MpiProvider::post_held(std::vector<Op *> &done) {
+  bool any = false;
+  while (!held_.empty()) {
+    Op *op = held_.front().op;
+    const Clock::time_point since = held_.front().since;
+    const bool small = is_small_send(*op);
+    if (small && small_sends_ >= kMaxSmallSends) break;
+    held_.pop_front();
+    any = true;
+    Status st = post(*op, small, since);
+    if (!st.is_ok()) {
+      op_failed(*op, std::move(st));
+      done.push_back(op);
+    }
+  }
+  return any;
+}
+
+void MpiProvider::compact() {
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < posted_.size(); ++i) {
+    if (reqs_[i] == MPI_REQUEST_NULL) continue;
+    posted_[w] = posted_[i];
+    reqs_[w] = reqs_[i];
+    small_[w] = small_[i];
+    since_[w] = since_[i];
+    cancelling_[w] = cancelling_[i];
+    ++w;
+  }
+  posted_.resize(w);
+  reqs_.resize(w);
+  small_.resize(w);
+  since_.resize(w);
+  cancelling_.resize(w);
+}
+
+namespace {
+
+Status timeout_error(long s) {
+  return make_status(MPI_ERR_OTHER,
+                     "no completion within MPIX_TIMEOUT=%ld s (has the peer failed?)", s);
+}
+
+}  // namespace
+
+// How long a receive cancelled at its timeout may take to come back cancelled before it is
+// given up on.
+constexpr std::chrono::milliseconds kCancelGrace(200);
+
+void MpiProvider::check_timeouts(std::vector<Op *> &done) {
+  const Clock::time_point now = Clock::now();
+  if (now - last_check_ < std::chrono::milliseconds(50)) return;
+  last_check_ = now;
+  const auto limit = std::chrono::seconds(timeout_s_);
+  bool dropped = false;
+  for (std::size_t i = 0; i < posted_.size(); ++i) {
+    if (reqs_[i] == MPI_REQUEST_NULL) continue;
+    Op *op = posted_[i];
+    if (cancelling_[i]) {
+      // A receive not yet matched comes back cancelled at once. One that MPI_Cancel cannot take
+      // back (matched, its data stalled with the peer) is given up on like a send.
+      if (now - since_[i] < kCancelGrace) continue;
+    } else {
+      if (now - since_[i] < limit) continue;
+      MPIX_LOG(error, "mpi",
+               "%s rank %d (tag %d) got no completion for MPIX_TIMEOUT=%ld s; failing it",
+               what_of(*op), op->peer, op->tag, timeout_s_);
+      if (op->kind == OpKind::recv && MPI_Cancel(&reqs_[i]) == MPI_SUCCESS) {
+        // Completes through MPI_Testsome: cancelled, or matched meanwhile (then as usual).
+        cancelling_[i] = 1;
+        since_[i] = now;
+        continue;
+      }
+    }
+    // A send, a reduction or a matched receive cannot be taken back: MPI keeps its request
+    // until it finishes (it may still read or write the buffer then).
+    orphans_.push_back(reqs_[i]);
+    reqs_[i] = MPI_REQUEST_NULL;
+    if (small_[i]) --small_sends_;
+    op_failed(*op, timeout_error(timeout_s_));
+    done.push_back(op);
+    dropped = true;
+  }
+  if (dropped) compact();
+  // Held sends: the FIFO is in the order the stream reached them, oldest first.
+  while (!held_.empty() && now - held_.front().since >= limit) {
+    Op *op = held_.front().op;
+    held_.pop_front();
+    MPIX_LOG(error, "mpi", "send to rank %d (tag %d) could not be posted within MPIX_TIMEOUT=%ld s",
+             op->peer, op->tag, timeout_s_);
+    op_failed(*op, timeout_error(timeout_s_));
+    done.push_back(op);
+  }
+}
+
+bool MpiProvider::test_orphans() {
+  int n = static_cast<int>(orphans_.size()), outcount = 0;
+  indices_.resize(n);
+  MPI_Testsome(n, orphans_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE);
+  if (outcount == MPI_UNDEFINED || outcount == 0) return false;
+  std::size_t w = 0;
+  for (MPI_Request r : orphans_)
+    if (r != MPI_REQUEST_NULL) orphans_[w++] = r;
+  orphans_.resize(w);
+  return true;
+}
+
+void MpiProvider::shutdown() {
+  // Requests of ops failed by MPIX_TIMEOUT that MPI never finished (a peer that never took a
+  // send, a receive whose data stalled): MPI may finish or drop them; mpix lets go.
+  for (MPI_Request &r : orphans_) MPI_Request_free(&r);
+  orphans_.clear();
+}
+
 bool MpiProvider::progress(std::vector<Op *> &done) {
-  const bool chunk_progress = chunks_.busy() && chunks_.progress(done);
-  if (posted_.empty()) return chunk_progress;
+  bool any = chunks_.busy() && chunks_.progress(done);
+  if (!orphans_.empty()) any |= test_orphans();
+  if (timeout_s_ > 0 && (!posted_.empty() || !held_.empty())) check_timeouts(done);
+  if (posted_.empty()) return post_held(done) || any;
   int n = static_cast<int>(reqs_.size());
   indices_.resize(n);
   statuses_.resize(n);
   int outcount = 0;
   int rc = MPI_Testsome(n, reqs_.data(), &outcount, indices_.data(), statuses_.data());
-  if (outcount == MPI_UNDEFINED || outcount == 0) return chunk_progress;
+  if (outcount == MPI_UNDEFINED || outcount == 0) return post_held(done) || any;
   for (int i = 0; i < outcount; ++i) {
     Op *op = posted_[indices_[i]];
+    if (small_[indices_[i]]) --small_sends_;
     // MPI_Testsome sets MPI_ERROR only when it returns MPI_ERR_IN_STATUS.
     if (rc != MPI_ERR_IN_STATUS) statuses_[i].MPI_ERROR = MPI_SUCCESS;
     // MPI's empty status for a receive from MPI_PROC_NULL, which MPICH 4.0 does not fill in
@@ -58,19 +220,15 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
       statuses_[i].MPI_TAG = MPI_ANY_TAG;
       MPI_Status_set_elements_x(&statuses_[i], MPI_BYTE, 0);
     }
-    op_completed(*op, statuses_[i]);
+    int cancelled = 0;
+    if (cancelling_[indices_[i]] && MPI_Test_cancelled(&statuses_[i], &cancelled) == MPI_SUCCESS &&
+        cancelled)
+      op_failed(*op, timeout_error(timeout_s_));
+    else op_completed(*op, statuses_[i]);
     done.push_back(op);
   }
-  // Compact: drop completed entries (their requests are MPI_REQUEST_NULL now), keep order.
-  std::size_t w = 0;
-  for (std::size_t i = 0; i < posted_.size(); ++i) {
-    if (reqs_[i] == MPI_REQUEST_NULL) continue;
-    posted_[w] = posted_[i];
-    reqs_[w] = reqs_[i];
-    ++w;
-  }
-  posted_.resize(w);
-  reqs_.resize(w);
+  compact();  // completed entries' requests are MPI_REQUEST_NULL now; order kept
+  post_held(done);
   return true;
 }
 

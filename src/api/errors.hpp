@@ -8,6 +8,7 @@
 
 #include "base/status.hpp"
 #include "core/internal_thread.hpp"
+#include "core/stream_release.hpp"
 
 namespace mpix {
 
@@ -24,12 +25,14 @@ int exception_class(const char *call) noexcept;
 int exception_finish(const char *call) noexcept;
 
 // Runs an entry point's body (@p fn returns its MPI error class); an exception becomes an MPI
-// error class instead of crossing into C. Inside it, the thread counts as mpix's own
+// error class instead of crossing into C. Streams the agent let go of are destroyed first
+// (core/stream_release.hpp). Inside it, the thread counts as mpix's own
 // (core/internal_thread.hpp): mpix's MPI calls skip the plain-MPI wrappers' stream sync.
 template <class Fn>
 int api_guard(const char *call, Fn &&fn) noexcept {
   InternalScope internal;
   try {
+    stream_release_pending();
     return fn();
   } catch (...) {
     return exception_finish(call);

@@ -111,7 +111,7 @@ Status stream_create(MPI_Info info, MPIX_Stream *out) {
     MPIX_TRY(parse_trigger(info, &mode, &explicit_mode));
     MPIX_TRY(be->open_stream(native, mode, &exec));
   }
-  auto s = std::make_shared<Stream>(stream_new_id(), kind, be, std::move(exec));
+  auto s = make_stream(stream_new_id(), kind, be, std::move(exec));
   s->set_defer_triggers(defer);
   s->set_sync_plain_calls(sync_plain);
   uint64_t id = 0;

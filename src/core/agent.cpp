@@ -25,6 +25,8 @@
 namespace mpix {
 namespace {
 
+thread_local bool t_on_agent = false;  // set on the agent thread (agent_on_thread)
+
 class Agent {
  public:
   explicit Agent(Provider *prov) : prov_(prov), thread_([this] { run(); }) {}
@@ -302,6 +304,7 @@ void Agent::finish(Op *op) {
 
 void Agent::run() {
   InternalScope internal;  // its MPI calls on stream communicators go straight to MPI
+  t_on_agent = true;
   Backoff backoff;
   while (!stop_.load()) {
     uint64_t epoch = notifier().epoch();
@@ -365,6 +368,8 @@ Status agent_get(Agent **out) {
 }
 
 }  // namespace
+
+bool agent_on_thread() { return t_on_agent; }
 
 void agent_submit(Op *op) {
   // agent_start ran before (op_create), and the agent lives until MPI_Finalize.

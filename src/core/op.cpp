@@ -91,11 +91,11 @@ void op_complete(Op &op) {
   // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
   if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus))
     *op.user_status = op.status;
-  // A blocking op's failure with neither a request nor an MPI_Status to go to: the stream keeps
-  // it (a failed MPIX_Send_enqueue was once seen only in the log). Not if its call reported the
-  // failure itself.
-  if (op.status.MPI_ERROR != MPI_SUCCESS && op.grequest == MPI_REQUEST_NULL && !op.user_status &&
-      !(old & kOpNoStatus))
+  // A failure with no MPI_Status to go to and no host wait to see it (a blocking op, or a
+  // stream wait with MPI_STATUS_IGNORE): the stream keeps it (a failed MPIX_Send_enqueue was
+  // once seen only in the log). Not if its call reported the failure itself.
+  if (op.status.MPI_ERROR != MPI_SUCCESS && !op.user_status && !(old & kOpNoStatus) &&
+      (op.grequest == MPI_REQUEST_NULL || (old & kOpWaitEnqueued)))
     op.stream->record_error(op.status.MPI_ERROR);
   op.stream->pending_ops.fetch_sub(1);
   op.ctx->pending_ops.fetch_sub(1);
@@ -115,6 +115,9 @@ void op_complete(Op &op) {
 void op_wait_completed(Op &op, MPI_Status *st) {
   // Already complete: the agent will not touch the status or the request again.
   if (st) *st = op.status;
+  // A failure a stream wait with MPI_STATUS_IGNORE would drop: the stream keeps it (op_complete).
+  else if (op.status.MPI_ERROR != MPI_SUCCESS && !(op.flags.load() & kOpNoStatus))
+    op.stream->record_error(op.status.MPI_ERROR);
   // The agent may not have called MPI_Grequest_complete yet; Open MPI then runs free_fn there,
   // and the agent drops the last reference and deletes the op. Open MPI's own locking orders that
   // after this thread's use of the op, invisibly to ThreadSanitizer; a release on refs orders it

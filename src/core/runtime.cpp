@@ -11,6 +11,7 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "core/stream_release.hpp"
 #include "core/thread_level.hpp"
 #include "core/type_probe.hpp"
 #include "core/type_release.hpp"
@@ -28,6 +29,7 @@ void on_finalize_body() {
   // the agent's hands for a moment (it writes the completion word, then lets the op go), and
   // would be reported as never retired.
   agent_stop();
+  stream_release_run();  // streams the agent let go of (core/stream_release.hpp)
   type_release_run();
   std::size_t left = op_registry_report();
   if (left)

@@ -1,8 +1,11 @@
 #include "core/stream.hpp"
 
 #include <unordered_map>
+#include <vector>
 
 #include "base/log.hpp"
+#include "core/agent.hpp"
+#include "core/stream_release.hpp"
 
 namespace mpix {
 
@@ -15,6 +18,43 @@ Stream::Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<E
   // Thresholds start above the word's current value (words are recycled, values only grow).
   last_threshold_ = load_trigger_base();
   exec_fast_.store(exec_.get(), std::memory_order_release);
+}
+
+std::atomic<bool> g_stream_release_pending{false};
+
+namespace {
+
+std::mutex g_release_mu;
+std::vector<Stream *> g_release;  // guarded by g_release_mu
+
+}  // namespace
+
+void stream_delete(Stream *s) {
+  if (!agent_on_thread()) {
+    delete s;
+    return;
+  }
+  MPIX_LOG(debug, "stream", "stream %llu: last reference on the agent thread; released later",
+           static_cast<unsigned long long>(s->id()));
+  std::lock_guard<std::mutex> lk(g_release_mu);
+  g_release.push_back(s);
+  g_stream_release_pending.store(true, std::memory_order_relaxed);
+}
+
+void stream_release_run() {
+  if (agent_on_thread()) return;
+  std::vector<Stream *> take;
+  {
+    std::lock_guard<std::mutex> lk(g_release_mu);
+    take.swap(g_release);
+    g_stream_release_pending.store(false, std::memory_order_relaxed);
+  }
+  for (Stream *s : take) delete s;
+}
+
+std::shared_ptr<Stream> make_stream(uint64_t id, StreamKind kind, Backend *backend,
+                                    std::unique_ptr<ExecStream> exec) {
+  return std::shared_ptr<Stream>(new Stream(id, kind, backend, std::move(exec)), stream_delete);
 }
 
 Stream::~Stream() {

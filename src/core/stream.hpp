@@ -96,6 +96,11 @@ class Stream {
   int err_code_ = 0;  // guarded by err_mu_ (MPI_SUCCESS: none)
 };
 
+// A new stream, owned through shared_ptrs whose deleter keeps its teardown off the agent
+// thread (core/stream_release.hpp).
+std::shared_ptr<Stream> make_stream(uint64_t id, StreamKind kind, Backend *backend,
+                                    std::unique_ptr<ExecStream> exec);
+
 // Handle registry.
 Status stream_register(std::shared_ptr<Stream> s, uint64_t *id);
 std::shared_ptr<Stream> stream_lookup(uint64_t id);

@@ -105,7 +105,7 @@ Status queue_stream_open(MPI_Comm comm, void *native, std::shared_ptr<Stream> *o
   MPIX_TRY(be->open_stream(native, mode, &exec));
   MPIX_LOG(debug, "api", "queue on %s %p (%s), trigger mode %s", stream_kind_name(kind),
            exec->native(), rule, trigger_mode_name(exec->trigger_mode()));
-  *out = std::make_shared<Stream>(stream_new_id(), kind, be, std::move(exec));
+  *out = make_stream(stream_new_id(), kind, be, std::move(exec));
   return {};
 }
 
