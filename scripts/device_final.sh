@@ -28,6 +28,7 @@ for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}'); do
     >> "$out/ctest_gpu.log" 2>&1
   echo "$t rc=$?" >> "$out/ctest_summary.txt"
   pkill -9 -f build-gpu/test 2>/dev/null; pkill -9 -f build-gpu/examples 2>/dev/null
+  sleep 0.5  # under MPS a killed test's clients take a moment to go; the next one may fail early
 done
 log "gpu tests done: $(grep -c 'rc=0' "$out/ctest_summary.txt") of $(grep -c . "$out/ctest_summary.txt") passed"
 mr=(mpirun -np 2 --bind-to none)
@@ -46,3 +47,6 @@ bench lat_DD_enqueue_direct MPIX_GPU_DIRECT=auto "${B[@]}" --buffers "D D" --mod
 bench lat_HH_enqueue MPIX_GPU_DIRECT=off "${B[@]}" --buffers "H H" --mode enqueue
 bench lat_HH_mpisync MPIX_GPU_DIRECT=off "${B[@]}" --buffers "H H" --mode mpi-sync
 log done
+# The device tool returns a limited number of files: the results travel as one archive.
+(cd "$out" && tar czf results.tgz ./*.json ./*.txt ./*.log 2>/dev/null &&
+  rm -f ./*.json ./lat_*.txt ./ctest_gpu.log)
