@@ -24,9 +24,8 @@ int ofi_error_class(int fi_errno) {
 
 Status ofi_status(long rc, const char *expr, const char *file, int line) {
   int err = static_cast<int>(rc < 0 ? -rc : rc);
-  const char *base = std::strrchr(file, '/');
   return make_status(ofi_error_class(err), "%s failed: %s (%d) at %s:%d", expr, fi_strerror(err),
-                     -err, base ? base + 1 : file, line);
+                     -err, source_file(file), line);
 }
 
 }  // namespace mpix

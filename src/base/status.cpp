@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -16,13 +17,23 @@ Status make_status(int mpi_class, const char *fmt, ...) {
   return Status(mpi_class, buf);
 }
 
+const char *source_file(const char *file) {
+  const char *best = nullptr;
+  for (const char *top : {"/src/", "/providers/"}) {
+    // The last occurrence: a checkout may itself live under a folder named src.
+    for (const char *p = std::strstr(file, top); p; p = std::strstr(p + 1, top))
+      if (!best || p > best) best = p;
+  }
+  return best ? best + 1 : file;
+}
+
 Status mpi_status(int rc, const char *expr, const char *file, int line) {
   int cls = MPI_ERR_OTHER;
   if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = MPI_ERR_OTHER;
   char text[MPI_MAX_ERROR_STRING] = {0};
   int len = 0;
   if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) text[0] = '\0';
-  return make_status(cls, "%s failed at %s:%d: %s", expr, file, line, text);
+  return make_status(cls, "%s failed at %s:%d: %s", expr, source_file(file), line, text);
 }
 
 int mpi_error_code(const Status &st) {

@@ -42,6 +42,10 @@ class Status {
 // Formats a Status with printf-style text.
 Status make_status(int mpi_class, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+// @p file (a __FILE__) from the project's root on ("src/core/op.cpp"), so that every message
+// names a place the same way, whatever the build's absolute paths.
+const char *source_file(const char *file);
+
 // Turns a foreign MPI return code into a Status that names the expression and place.
 Status mpi_status(int rc, const char *expr, const char *file, int line);
 

@@ -64,15 +64,15 @@ Status resolve(const char *symbol, Fn *fn) {
 
 Status cuda_status(cudaError_t rc, const char *expr, const char *file, int line) {
   cudaGetLastError();  // clears a non-sticky error; a sticky one stays and shows up again
-  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: %s (%s)", expr, file, line,
+  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: %s (%s)", expr, source_file(file), line,
                      cudaGetErrorName(rc), cudaGetErrorString(rc));
 }
 
 Status cu_status(CUresult rc, const char *expr, const char *file, int line) {
   const char *s = nullptr;
   if (g_drv.error_string) g_drv.error_string(rc, &s);
-  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: CUresult %d (%s)", expr, file, line,
-                     static_cast<int>(rc), s ? s : "unknown");
+  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: CUresult %d (%s)", expr, source_file(file),
+                     line, static_cast<int>(rc), s ? s : "unknown");
 }
 
 Status CudaApi::init() {

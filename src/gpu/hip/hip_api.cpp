@@ -7,7 +7,7 @@ namespace mpix {
 
 Status hip_status(hipError_t rc, const char *expr, const char *file, int line) {
   (void)hipGetLastError();  // clears the error so a non-sticky failure does not poison later calls
-  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: %s (%s)", expr, file, line,
+  return make_status(MPI_ERR_OTHER, "%s failed at %s:%d: %s (%s)", expr, source_file(file), line,
                      hipGetErrorName(rc), hipGetErrorString(rc));
 }
 
