@@ -9,16 +9,10 @@
 #include <cstdlib>
 
 #include "catch.hpp"
+#include "mpi/test_util.hpp"
 #include "mpix/mpix.h"
-#include "mpix/mpix_host_stream.h"
 
 namespace {
-
-int err_class(int rc) {
-  int cls = -1;
-  MPI_Error_class(rc, &cls);
-  return cls;
-}
 
 int rounds() {
   const char *e = std::getenv("MPIX_TEST_ROUNDS");
@@ -29,19 +23,9 @@ int rounds() {
 }  // namespace
 
 TEST_CASE("queue freed, then an exchange on the same stream communicator", "[queue][teardown]") {
-  mpix_host_stream_t hs;
-  REQUIRE(mpix_host_stream_create(&hs) == 0);
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "type", "mpix_host_stream");
-  REQUIRE(MPIX_Info_set_hex(info, "value", &hs, sizeof hs) == MPI_SUCCESS);
-  MPIX_Stream stream;
-  REQUIRE(MPIX_Stream_create(info, &stream) == MPI_SUCCESS);
-  MPI_Info_free(&info);
-  MPI_Comm comm;
-  REQUIRE(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm) == MPI_SUCCESS);
-  int rank = -1;
-  MPI_Comm_rank(comm, &rank);
+  mpix_test::HostStreamComm hc;
+  const MPI_Comm comm = hc.comm;
+  const int rank = mpix_test::world_rank();
   const int peer = rank ^ 1, n = rounds();
   for (int it = 0; it < n; ++it) {
     MPIX_Queue q;
@@ -56,17 +40,15 @@ TEST_CASE("queue freed, then an exchange on the same stream communicator", "[que
     // freed): the agent then still holds the ops, and through them the queue's stream, while
     // the exchange below goes onto the same host stream.
     int rc;
-    while ((rc = MPIX_Free_queue(q)) != MPI_SUCCESS) REQUIRE(err_class(rc) == MPI_ERR_PENDING);
+    while ((rc = MPIX_Free_queue(q)) != MPI_SUCCESS)
+      REQUIRE(mpix_test::error_class(rc) == MPI_ERR_PENDING);
     int out = rank * 1000000 + it + 7, in = -1;
     MPI_Request r[2];
     REQUIRE(MPIX_Irecv_enqueue(&in, 1, MPI_INT, peer, 2, comm, &r[0]) == MPI_SUCCESS);
     REQUIRE(MPIX_Isend_enqueue(&out, 1, MPI_INT, peer, 2, comm, &r[1]) == MPI_SUCCESS);
     REQUIRE(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
-    REQUIRE(MPIX_Stream_synchronize(stream) == MPI_SUCCESS);
+    hc.sync();
     REQUIRE(qin == peer * 1000000 + it);
     REQUIRE(in == peer * 1000000 + it + 7);
   }
-  REQUIRE(MPI_Comm_free(&comm) == MPI_SUCCESS);
-  REQUIRE(MPIX_Stream_free(&stream) == MPI_SUCCESS);
-  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
 }
