@@ -141,11 +141,8 @@ bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
 
 bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
   if (!ipc || op.kind != OpKind::recv || op.peer == MPI_PROC_NULL) return false;
-  if (op.peer == MPI_ANY_SOURCE) {
-    for (uint8_t d : ipc->direct)
-      if (d) return true;
-    return false;
-  }
+  // A communicator has IpcShared only where this rank has a GPU-direct peer (ipc_comm_open).
+  if (op.peer == MPI_ANY_SOURCE) return true;
   return op.peer >= 0 && static_cast<std::size_t>(op.peer) < ipc->direct.size() &&
          ipc->direct[static_cast<std::size_t>(op.peer)];
 }
