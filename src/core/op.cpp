@@ -89,12 +89,14 @@ void op_complete(Op &op) {
   op_advance(op, OpState::complete);
   const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
   // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
-  if ((old & kOpWaitEnqueued) && op.user_status && !(old & kOpNoStatus))
-    *op.user_status = op.status;
+  // user_status is the enqueuing thread's until it sets kOpWaitEnqueued (op_wait_enqueued):
+  // read only once that flag is seen.
+  MPI_Status *const user_status = (old & kOpWaitEnqueued) ? op.user_status : nullptr;
+  if (user_status && !(old & kOpNoStatus)) *user_status = op.status;
   // A failure with no MPI_Status to go to and no host wait to see it (a blocking op, or a
   // stream wait with MPI_STATUS_IGNORE): the stream keeps it (a failed MPIX_Send_enqueue was
   // once seen only in the log). Not if its call reported the failure itself.
-  if (op.status.MPI_ERROR != MPI_SUCCESS && !op.user_status && !(old & kOpNoStatus) &&
+  if (op.status.MPI_ERROR != MPI_SUCCESS && !user_status && !(old & kOpNoStatus) &&
       (op.grequest == MPI_REQUEST_NULL || (old & kOpWaitEnqueued)))
     op.stream->record_error(op.status.MPI_ERROR);
   op.stream->pending_ops.fetch_sub(1);
