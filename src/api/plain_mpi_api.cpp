@@ -11,16 +11,14 @@
 #include <mpi.h>
 
 #include "api/errors.hpp"
+#include "api/plain_sync.hpp"
 #include "api/stream_handle.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/internal_thread.hpp"
 
 namespace mpix {
-namespace {
 
-// MPI_SUCCESS, or the error class of a failed synchronisation (the communicator's error handler
-// is called with it, and the MPI call is not made).
-inline int sync_first(MPI_Comm comm, const char *call) {
+int sync_first(MPI_Comm comm, const char *call) {
   if (in_internal()) return MPI_SUCCESS;
   std::shared_ptr<Stream> s = comm_ctx_sync_stream(comm);
   if (!s) return MPI_SUCCESS;
@@ -33,7 +31,6 @@ inline int sync_first(MPI_Comm comm, const char *call) {
   });
 }
 
-}  // namespace
 }  // namespace mpix
 
 #define MPIX_SYNC_FIRST(comm, name)                      \

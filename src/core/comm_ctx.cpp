@@ -16,13 +16,25 @@ using Holder = std::shared_ptr<CommCtx>;
 int copy_fn_body(void *attr_in, void *attr_out, int *flag) {
   InternalScope internal;
   const Holder &old = *static_cast<Holder *>(attr_in);
-  if (old->mux) {
-    // A duplicate of a multiplex communicator is a plain communicator: its pair communicators
-    // would have to be made collectively here, inside MPI_Comm_dup / MPI_Comm_idup.
-    *flag = 0;
+  auto ctx = std::make_shared<CommCtx>();
+  if (old->mux) {  // keeps the streams; pair communicators of its own (comm_ctx.hpp)
+    auto mux = std::make_shared<Multiplex>();
+    mux->local = old->mux->local;
+    mux->counts = old->mux->counts;
+    mux->width = old->mux->width;
+    Status st = mux->dup_pairs_from(*old->mux);
+    if (!st.is_ok()) {
+      MPIX_LOG(error, "api", "duplicating a multiplex stream communicator: %s", st.what().c_str());
+      *flag = 0;
+      return st.code();
+    }
+    for (auto &s : mux->local)
+      if (s) s->attached_comms.fetch_add(1);
+    ctx->mux = std::move(mux);
+    *static_cast<Holder **>(attr_out) = new Holder(std::move(ctx));
+    *flag = 1;
     return MPI_SUCCESS;
   }
-  auto ctx = std::make_shared<CommCtx>();
   ctx->stream = old->stream;
   if (ctx->stream) ctx->stream->attached_comms.fetch_add(1);
   Provider *prov = nullptr;
@@ -121,6 +133,20 @@ void comm_ctx_release_keyval() {
   g_generation.fetch_add(1, std::memory_order_acq_rel);
   // Communicators still carrying the attribute keep the key alive until they are freed.
   if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
+}
+
+Status Multiplex::dup_pairs_from(const Multiplex &from) {
+  for (MPI_Comm c : from.pairs) {
+    MPI_Comm d = MPI_COMM_NULL;
+    const int rc = PMPI_Comm_dup(c, &d);
+    if (rc != MPI_SUCCESS) {
+      for (MPI_Comm &p : pairs) PMPI_Comm_free(&p);
+      pairs.clear();
+      return mpi_status(rc, "MPI_Comm_dup (pair communicator of a duplicate)", __FILE__, __LINE__);
+    }
+    pairs.push_back(d);
+  }
+  return {};
 }
 
 void Multiplex::free_pairs() {

@@ -19,6 +19,13 @@ namespace mpix {
 // (source index, destination index) pair, so that MPIX_Stream_send from stream i to stream j
 // matches only MPIX_Stream_recv for that pair, whatever the tag (MPI_ANY_TAG included) or
 // source (MPI_ANY_SOURCE included).
+//
+// MPI_Comm_dup / MPI_Comm_idup of a multiplex communicator keep its streams, as in MPICH: the
+// duplicate gets pair communicators of its own, duplicated from the original's inside the
+// attribute copy, which every rank runs inside its dup call, in the same order. They are made
+// with blocking MPI_Comm_dup: MPI_Comm_idup of a multiplex communicator therefore returns only
+// once every rank has called it (nonblocking communicator creation started inside the copy
+// callback hung or crashed Open MPI 4.1 in about one run in ten).
 struct Multiplex {
   std::vector<std::shared_ptr<Stream>> local;  // entries may be null (MPIX_STREAM_NULL)
   std::vector<int> counts;                     // streams of each rank of the communicator
@@ -28,6 +35,9 @@ struct Multiplex {
     return pairs[static_cast<std::size_t>(src_index) * static_cast<std::size_t>(width) +
                  static_cast<std::size_t>(dst_index)];
   }
+  // A duplicate: MPI_Comm_dup of each of @p from's pair communicators (collective: call on every
+  // rank in the same order). On failure nothing is left behind.
+  Status dup_pairs_from(const Multiplex &from);
   // Frees the pair communicators (at MPI_Comm_free of the multiplex communicator).
   void free_pairs();
 };

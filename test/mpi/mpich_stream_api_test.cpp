@@ -4,7 +4,9 @@
 // communicator that synchronise its stream first (a host stream made with
 // mpix_sync_plain_calls = true stands in for a GPU stream, where that is the default).
 // Pairs of ranks (0,1), (2,3), ...; an odd rank out only joins the collectives.
+#include <chrono>
 #include <climits>
+#include <thread>
 #include <vector>
 
 #include "test_util.hpp"
@@ -170,16 +172,27 @@ TEST_CASE("MPIX_Comm_get_stream on a multiplex communicator", "[multiplex]") {
   MPIX_Stream keep = a;
   CHECK(error_class(MPIX_Stream_free(&keep)) == MPI_ERR_OTHER);
   CHECK(keep == a);
-  // A duplicate is a plain communicator.
-  MPI_Comm dup = MPI_COMM_NULL;
+  // A duplicate (MPI_Comm_dup or MPI_Comm_idup) keeps the streams, as in MPICH, and holds them.
+  MPI_Comm dup = MPI_COMM_NULL, idup = MPI_COMM_NULL;
   REQUIRE(MPI_Comm_dup(mc, &dup) == MPI_SUCCESS);
-  got = a;
-  REQUIRE(MPIX_Comm_get_stream(dup, 0, &got) == MPI_SUCCESS);
-  CHECK(got == MPIX_STREAM_NULL);
+  MPI_Request req = MPI_REQUEST_NULL;
+  REQUIRE(MPI_Comm_idup(mc, &idup, &req) == MPI_SUCCESS);
+  REQUIRE(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (MPI_Comm c : {dup, idup}) {
+    for (int i = 0; i < 3; ++i) {
+      got = i == 1 ? a : MPIX_STREAM_NULL;
+      REQUIRE(MPIX_Comm_get_stream(c, i, &got) == MPI_SUCCESS);
+      CHECK(got == arr[i]);
+    }
+    CHECK(error_class(MPIX_Comm_get_stream(c, 3, &got)) == MPI_ERR_ARG);
+  }
   int x = 0;
-  CHECK(error_class(MPIX_Stream_send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, dup, 0, 0)) == MPI_ERR_COMM);
-  REQUIRE(MPI_Comm_free(&dup) == MPI_SUCCESS);
+  REQUIRE(MPIX_Stream_send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, dup, 0, 2) == MPI_SUCCESS);
   REQUIRE(MPI_Comm_free(&mc) == MPI_SUCCESS);
+  keep = b;
+  CHECK(error_class(MPIX_Stream_free(&keep)) == MPI_ERR_OTHER);  // the duplicates hold it
+  REQUIRE(MPI_Comm_free(&dup) == MPI_SUCCESS);
+  REQUIRE(MPI_Comm_free(&idup) == MPI_SUCCESS);
   // No stream at all: index 0 is MPIX_STREAM_NULL, as MPICH does.
   REQUIRE(MPIX_Stream_comm_create_multiplex(MPI_COMM_WORLD, 0, nullptr, &mc) == MPI_SUCCESS);
   got = a;
@@ -191,6 +204,42 @@ TEST_CASE("MPIX_Comm_get_stream on a multiplex communicator", "[multiplex]") {
   // Freed with the communicator gone.
   REQUIRE(MPIX_Stream_free(&a) == MPI_SUCCESS);
   REQUIRE(MPIX_Stream_free(&b) == MPI_SUCCESS);
+}
+
+TEST_CASE("multiplex: a duplicate carries stream-pair traffic of its own", "[multiplex]") {
+  const int rank = world_rank(), size = world_size();
+  MPIX_Stream s[2] = {owned_host_stream(), owned_host_stream()};
+  MPI_Comm mc = MPI_COMM_NULL, dup = MPI_COMM_NULL, idup = MPI_COMM_NULL, dupdup = MPI_COMM_NULL;
+  REQUIRE(MPIX_Stream_comm_create_multiplex(MPI_COMM_WORLD, 2, s, &mc) == MPI_SUCCESS);
+  MPI_Request req = MPI_REQUEST_NULL;
+  REQUIRE(MPI_Comm_idup(mc, &idup, &req) == MPI_SUCCESS);
+  REQUIRE(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  REQUIRE(MPI_Comm_dup(mc, &dup) == MPI_SUCCESS);
+  REQUIRE(MPI_Comm_dup(idup, &dupdup) == MPI_SUCCESS);  // a duplicate of a duplicate
+  if (in_pair(rank, size)) {
+    const int peer = rank ^ 1;
+    MPI_Comm comms[4] = {mc, dup, idup, dupdup};
+    // The same pair (1, 0) and tag on all four: each receive gets its own communicator's
+    // message, though the four are sent in reverse order and received with wildcards.
+    int out[4], in[4] = {-1, -1, -1, -1};
+    MPI_Request reqs[4];
+    for (int k = 3; k >= 0; --k) {
+      out[k] = 1000 * rank + k;
+      REQUIRE(MPIX_Stream_isend(&out[k], 1, MPI_INT, peer, 9, comms[k], 1, 0, &reqs[k]) ==
+              MPI_SUCCESS);
+    }
+    for (int k = 0; k < 4; ++k) {
+      MPI_Status st;
+      REQUIRE(MPIX_Stream_recv(&in[k], 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comms[k], 1, 0,
+                               &st) == MPI_SUCCESS);
+      CHECK(in[k] == 1000 * peer + k);
+      CHECK(st.MPI_SOURCE == peer);
+    }
+    MPI_Status sts[4];
+    REQUIRE(MPI_Waitall(4, reqs, sts) == MPI_SUCCESS);
+  }
+  for (MPI_Comm *c : {&dupdup, &idup, &mc, &dup}) REQUIRE(MPI_Comm_free(c) == MPI_SUCCESS);
+  for (auto &x : s) REQUIRE(MPIX_Stream_free(&x) == MPI_SUCCESS);
 }
 
 TEST_CASE("MPIX_Stream_progress and progress threads", "[progress]") {
@@ -365,6 +414,43 @@ TEST_CASE("plain MPI calls on a stream communicator synchronise the stream first
     REQUIRE(MPI_Send(&go, 1, MPI_INT, peer, 9, side) == MPI_SUCCESS);
     REQUIRE(MPI_Allreduce(buf.data(), sum.data(), n, MPI_INT, MPI_SUM, s.comm) == MPI_SUCCESS);
     for (int i = 0; i < n; ++i) REQUIRE(sum[static_cast<std::size_t>(i)] == size * (size + 1) / 2);
+  }
+  REQUIRE(MPI_Comm_free(&side) == MPI_SUCCESS);
+}
+
+TEST_CASE("MPI_Comm_free after MPIX_Wait_enqueue on a stream that syncs plain calls succeeds",
+          "[plain]") {
+  // As MPICH orders it on a GPU-stream communicator (MPICH's own stream test frees the
+  // communicator right after enqueuing a wait): the free waits for the stream to pass the wait,
+  // instead of failing with MPI_ERR_PENDING because the op has not completed yet.
+  const int rank = world_rank(), size = world_size();
+  HostStreamComm s(MPI_COMM_WORLD, "mpix_sync_plain_calls", "true");
+  MPI_Comm side = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_dup(MPI_COMM_WORLD, &side) == MPI_SUCCESS);
+  if (in_pair(rank, size)) {
+    const int peer = rank ^ 1;
+    if (rank % 2 == 0) {
+      int dummy = 0;
+      RecvThenFill hold{side, peer, 3, &dummy, 0, 0};  // holds the stream until the peer's go
+      REQUIRE(mpix_host_stream_launch(s.hs, &RecvThenFill::run, &hold) == 0);
+      int x = 66;
+      MPI_Request r = MPI_REQUEST_NULL;
+      REQUIRE(MPIX_Isend_enqueue(&x, 1, MPI_INT, peer, 6, s.comm, &r) == MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      int go = 0;  // the peer sends its go once this rank has enqueued everything
+      REQUIRE(MPI_Recv(&go, 1, MPI_INT, peer, 4, side, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      REQUIRE(MPI_Comm_free(&s.comm) == MPI_SUCCESS);
+      CHECK(s.comm == MPI_COMM_NULL);
+    } else {
+      int go = 1, y = -1;
+      REQUIRE(MPI_Send(&go, 1, MPI_INT, peer, 4, side) == MPI_SUCCESS);
+      // Released late, so that the peer's MPI_Comm_free meets a stream still held (without the
+      // sync it would fail with MPI_ERR_PENDING).
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      REQUIRE(MPI_Send(&go, 1, MPI_INT, peer, 3, side) == MPI_SUCCESS);
+      REQUIRE(MPI_Recv(&y, 1, MPI_INT, peer, 6, s.comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      CHECK(y == 66);
+    }
   }
   REQUIRE(MPI_Comm_free(&side) == MPI_SUCCESS);
 }
