@@ -68,17 +68,6 @@ void op_failed(Op &op, Status why) {
   op.status.MPI_ERROR = mpi_error_code(op.error);
 }
 
-void op_fail(Op &op, Status why) {
-  op.error = std::move(why);  // the agent does not write it while the op is ARMED
-  // acq_rel: the error is published with the flag; kOpCompleted, if set, was set by the agent's
-  // op_complete, which then already finished the op (and wrote any MPI_Status before this call
-  // reports its failure).
-  const unsigned old = op.flags.fetch_or(kOpAborted | kOpNoStatus, std::memory_order_acq_rel);
-  if (old & kOpCompleted) return;
-  op.refs.fetch_add(1, std::memory_order_relaxed);  // the agent's abort list holds it
-  agent_abort(&op);
-}
-
 uint64_t op_pieces(const Op &op) { return op.stager ? op.stager->pieces() : 1; }
 
 bool op_piece_may_go(const Op &op, uint64_t piece) {
@@ -91,6 +80,17 @@ void op_pieces_arrived(Op &op, uint64_t len, uint64_t n) {
 }
 
 void *op_direct_target(Op &op) { return op.stager ? op.stager->direct_target() : nullptr; }
+
+void op_fail(Op &op, Status why) {
+  op.error = std::move(why);  // the agent does not write it while the op is ARMED
+  // acq_rel: the error is published with the flag; kOpCompleted, if set, was set by the agent's
+  // op_complete, which then already finished the op (and wrote any MPI_Status before this call
+  // reports its failure).
+  const unsigned old = op.flags.fetch_or(kOpAborted | kOpNoStatus, std::memory_order_acq_rel);
+  if (old & kOpCompleted) return;
+  op.refs.fetch_add(1, std::memory_order_relaxed);  // the agent's abort list holds it
+  agent_abort(&op);
+}
 
 void op_forget_status(Op &op) { op.flags.fetch_or(kOpNoStatus, std::memory_order_acq_rel); }
 

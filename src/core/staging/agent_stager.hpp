@@ -29,7 +29,7 @@ class AgentStager final : public Stager {
   void on_piece(uint64_t len, uint64_t n) override;
   Status on_complete(const MPI_Status &st, bool *copying) override;
   void *direct_target() override;
-  // Nothing is left to copy: the agent copied in before it completed the op.
+  // (on_host_wait has nothing left to copy: the agent copied in before it completed the op.)
 
  private:
   StagedBuffers b_;
