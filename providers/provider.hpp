@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,19 @@ namespace mpix {
 
 struct Op;
 class Backend;
+class ExecStream;
+
+// What the stream must do to fire an op: Provider::arm's answer, which the stream scheduler
+// runs in stream order once the op's data is ready (after its stager's copies out). Today it is
+// always a write of the stream's trigger word, which the agent polls; a NIC's doorbell would be
+// a write of another word, and a same-node path driven by the stream would add copies and flags.
+struct FireRecipe {
+  // Write `value` to `word`. Where `word` is the stream's trigger word, the scheduler may defer
+  // the write and merge it with a later one (the word only grows: a larger value fires every op
+  // below it too).
+  uint64_t *word = nullptr;
+  uint64_t value = 0;
+};
 
 // What a provider may need of a new stream communicator's stream (GPU-direct).
 struct CommStreamInfo {
@@ -26,7 +40,7 @@ struct ProviderCaps {
   bool native_triggers = false;  // arm() posts the op; fire() is a counter increment
   bool device_memory = false;    // can read/write GPU memory without staging
   // Staged buffers may be copied by the agent thread around fire() and completion
-  // (core/staging.hpp, MPIX_AGENT_COPY_MAX); otherwise the stream copies them.
+  // (core/stager.hpp, MPIX_AGENT_COPY_MAX); otherwise the stream copies them.
   bool agent_copies = false;
   // Buffers go to the MPI library as they are: device buffers skip staging where that library
   // is CUDA-aware (gpu/gpu_aware_mpi.hpp, MPIX_CUDA_AWARE).
@@ -84,9 +98,13 @@ class Provider {
     (void)op;
     return false;
   }
-  // Enqueuing thread, before the stream can reach the op. Native-trigger providers post here.
-  virtual Status arm(Op &op) {
+  // Enqueuing thread, under the stream's enqueue mutex, before the stream can reach the op:
+  // *@p fire holds the engine's way of firing it on @p ex (its trigger word, to the op's last
+  // threshold); the provider may replace it. Native-trigger providers post here.
+  virtual Status arm(Op &op, ExecStream &ex, FireRecipe *fire) {
     (void)op;
+    (void)ex;
+    (void)fire;
     return {};
   }
   // Agent thread: the stream reached @p op. Post it (or fire its counter).

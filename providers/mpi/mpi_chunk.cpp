@@ -5,10 +5,8 @@
 
 #include "base/log.hpp"
 #include "base/settings.hpp"
-#include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
-#include "core/staging.hpp"
 #include "core/stream.hpp"
 
 namespace mpix {
@@ -194,10 +192,10 @@ struct ChunkRecv {
       if (!flag) break;
       ++arrived;
     }
-    if (arrived != before && in_place && op->staging) {
+    if (arrived != before && in_place) {
       MPIX_LOG(trace, "mpi", "chunked receive from %d: %zu of %zu pieces in place",
                probe.MPI_SOURCE, arrived + 1, reqs.size() + 1);
-      staging_pieces_arrived(*op->staging, msg, arrived + 1);
+      op_pieces_arrived(*op, msg, arrived + 1);
     }
     *all = arrived == reqs.size();
     return {};
@@ -248,7 +246,7 @@ struct ChunkRecv {
       dst = static_cast<char *>(op->rbuf);
       in_place = true;
       // Piece 0 is in place: a pipelined copy in may take it while the rest arrive.
-      if (op->staging) staging_pieces_arrived(*op->staging, msg, 1);
+      op_pieces_arrived(*op, msg, 1);
     } else {
       temp.resize(msg);  // the first piece's data stays where it is, at the start
       dst = temp.data();
@@ -300,8 +298,7 @@ struct ChunkRecv {
     // Into device memory directly where the receive is staged and dense (the staging's copy in
     // then does nothing), else into what the provider receives into (host memory or the bounce
     // buffer, which the staging copies in as usual), else into a temporary to unpack.
-    void *dst = nullptr;
-    if (op->staging) dst = staging_direct_target(*op->staging);
+    void *dst = op_direct_target(*op);
     unpack = false;
     if (!dst && contiguous) dst = op->rbuf;
     if (!dst) {
@@ -348,18 +345,18 @@ bool ChunkEngine::takes(const Op &op) {
   if (!mc) return false;
   if (op.kind == OpKind::recv) return op.peer != MPI_PROC_NULL;
   if (op.kind != OpKind::send) return false;
-  if (!op.staging) return ipc_sends_direct(op, mc->ipc.get());
-  return staging_pieces(*op.staging) > 1;
+  return op_pieces(op) > 1 || (!op_staged(op) && ipc_sends_direct(op, mc->ipc.get()));
 }
 
 Status ChunkEngine::fire(Op &op) {
   MpiComm *mc = chunk_comm(op);
   if (op.kind == OpKind::recv) return post_recv(op, *mc->matcher, mc->matcher);
-  if (!op.staging) return ipc_.fire_send(op, *mc->ipc);
+  const uint64_t pieces = op_pieces(op);
+  if (pieces == 1) return ipc_.fire_send(op, *mc->ipc);
   auto s = std::make_unique<ChunkSend>();
   s->op = &op;
   s->shared = mc->shared;
-  s->pieces = staging_pieces(*op.staging);
+  s->pieces = pieces;
   MPI_Count size = 0;
   MPIX_MPI_CHECK(MPI_Type_size_x(op.dt, &size));
   const uint64_t seq = s->shared->next_seq[op.peer]++;
@@ -515,9 +512,8 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
   for (std::size_t i = 0; i < sends_.size();) {
     ChunkSend &s = *sends_[i];
     Status st;
-    // Piece i goes once the stream has copied it out and written its threshold.
-    const uint64_t trig = load_signal(s.op->stream->trigger_word());
-    while (st.is_ok() && s.posted < s.pieces && reached(trig, s.op->threshold + s.posted)) {
+    // Piece i goes once the stream has copied it out.
+    while (st.is_ok() && s.posted < s.pieces && op_piece_may_go(*s.op, s.posted)) {
       st = s.post_piece(s.posted);
       any = true;
     }

@@ -104,7 +104,11 @@ ssize_t OfiProvider::post(OfiOp &o, uint64_t flags) {
   return o.is_send ? fi_tsendmsg(fabric_->ep(), &m, flags) : fi_trecvmsg(fabric_->ep(), &m, flags);
 }
 
-Status OfiProvider::arm(Op &op) {
+Status OfiProvider::arm(Op &op, ExecStream &ex, FireRecipe *fire) {
+  // The stream fires its triggered ops as any other: the agent sees the trigger word and
+  // raises the op's counter (fire()).
+  (void)ex;
+  (void)fire;
   if (op.kind == OpKind::allreduce || op.peer == MPI_PROC_NULL) return {};
   std::unique_ptr<OfiOp> o;
   MPIX_TRY(prepare(op, &o));

@@ -17,7 +17,7 @@
 #include "core/fault.hpp"
 #include "core/internal_thread.hpp"
 #include "core/op.hpp"
-#include "core/staging.hpp"
+#include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
 #include "providers/provider.hpp"
@@ -193,17 +193,20 @@ bool Agent::fire_reached() {
       if (op->state.load(std::memory_order_relaxed) == OpState::armed &&
           (op->flags.load(std::memory_order_acquire) & kOpAborted))
         st = op->error;
-      // A staged send the agent copies (core/staging.hpp) is copied out of device memory
-      // first; the stream's later ops wait behind it, so that ops are posted in stream order.
-      if (st.is_ok() && op->staging && staging_on_agent(*op->staging)) {
+      // Its stager may copy it out of device memory first (STAGING_OUT); the stream's later
+      // ops wait behind it, so that ops are posted in stream order.
+      if (st.is_ok() && op->stager) {
         if (op->state.load(std::memory_order_relaxed) == OpState::armed) {
           if (profile_enabled()) op->t_copy = profile_now_ns();
-          st = staging_agent_copy_out(*op->staging);
-          if (st.is_ok()) op_advance(*op, OpState::staging_out);
-          any = true;
+          bool copying = false;
+          st = op->stager->on_fire(&copying);
+          if (st.is_ok() && copying) {
+            op_advance(*op, OpState::staging_out);
+            any = true;
+          }
         }
-        if (st.is_ok()) {
-          if (!staging_agent_copied(*op->staging)) break;
+        if (st.is_ok() && op->state.load(std::memory_order_relaxed) == OpState::staging_out) {
+          if (!op->stager->copy_done()) break;
           if (op->t_copy) profile_record(ProfileStage::copy_out, profile_now_ns() - op->t_copy);
         }
       }
@@ -242,23 +245,15 @@ void Agent::profile_seen(Op *op) {
 }
 
 bool Agent::copy_in_first(Op *op) {
-  if (!op->staging || !staging_on_agent(*op->staging)) return false;
-  if (op->kind == OpKind::send || op->status.MPI_ERROR != MPI_SUCCESS) return false;
-  // A reduction's result fills its buffer; a receive's message may be shorter than it.
-  std::size_t bytes = SIZE_MAX;
-  if (op->kind == OpKind::recv) {
-    MPI_Count n = 0;
-    if (MPI_Get_elements_x(&op->status, MPI_BYTE, &n) != MPI_SUCCESS || n <= 0) return false;
-    bytes = static_cast<std::size_t>(n);
-  }
-  bool issued = false;
+  if (!op->stager) return false;
+  bool copying = false;
   if (profile_enabled()) op->t_copy = profile_now_ns();
-  Status cs = staging_agent_copy_in(*op->staging, bytes, &issued);
+  Status cs = op->stager->on_complete(op->status, &copying);
   if (!cs.is_ok()) {
     op_failed(*op, std::move(cs));
     return false;
   }
-  if (!issued) return false;
+  if (!copying) return false;
   op_advance(*op, OpState::staging_in);
   copying_in_.push_back(op);
   return true;
@@ -268,7 +263,7 @@ bool Agent::poll_copies_in() {
   bool any = false;
   for (std::size_t i = 0; i < copying_in_.size();) {
     Op *op = copying_in_[i];
-    if (!staging_agent_copied(*op->staging)) {
+    if (!op->stager->copy_done()) {
       ++i;
       continue;
     }
@@ -282,8 +277,8 @@ bool Agent::poll_copies_in() {
 }
 
 void Agent::complete(Op *op) {
-  // A staged receive the agent copies: the data goes into device memory before the completion
-  // word (poll_copies_in finishes the op once the copy has run).
+  // Its stager may copy the data into device memory before the completion word (STAGING_IN;
+  // poll_copies_in finishes the op once the copy has run).
   if (!copy_in_first(op)) finish(op);
 }
 

@@ -13,7 +13,7 @@
 #include "core/named_types.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
-#include "core/staging.hpp"
+#include "core/stager.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
 
 namespace mpix {
@@ -102,22 +102,25 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
   if (st.is_ok()) st = prov->validate(*op);
   if (faults && st.is_ok()) st = fault_hit("validate");
   // Device buffers the provider cannot reach go through pinned bounce buffers.
-  // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
   // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE).
   const ProviderCaps caps = prov->caps();
   // Same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
   const bool unstaged = caps.device_memory ||
                         (caps.mpi_buffers && aware_choice(stream->backend()->kind()).direct) ||
                         prov->reads_device(*op);
-  if (st.is_ok())
-    st = staging_setup(*op, *stream->backend(), unstaged,
-                       !queued && ctx->prov ? ctx->prov->staging_chunk() : 0);
+  if (st.is_ok() && !unstaged) {
+    StagingPlan plan;
+    plan.backend = stream->backend();
+    plan.exec = *ex;
+    plan.provider = prov;
+    // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
+    plan.chunk = !queued && ctx->prov ? ctx->prov->staging_chunk() : 0;
+    // A queue op copies out at its start, on the stream; provider ofi keeps the stream's copies
+    // (ProviderCaps::agent_copies).
+    plan.agent_copies = !queued && caps.agent_copies;
+    st = staging_setup(*op, plan);
+  }
   if (faults && st.is_ok()) st = fault_hit("staging_setup");
-  if (st.is_ok() && op->staging && prov->may_deliver_device(*op))
-    staging_copy_in_by_length(*op->staging);
-  // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies).
-  if (st.is_ok() && op->staging && !queued && prov->caps().agent_copies)
-    staging_use_agent(*op->staging, (*ex)->device());
   if (st.is_ok() && want_request) st = request_start(op);
   if (faults && st.is_ok()) st = fault_hit("request_start");
   if (!st.is_ok()) {
@@ -129,24 +132,37 @@ Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream *
   return {};
 }
 
-// The stream part of a blocking enqueue: trigger and completion wait in one call (one
-// cuStreamBatchMemOp on a GPU stream); the threshold covers any deferred trigger below it.
-// *triggered: the trigger is on the stream (the op will run).
-Status enqueue_blocking_waits(Stream &s, ExecStream &ex, const Staging *stg, uint64_t threshold,
+// Runs @p fire (Provider::arm's answer) for a nonblocking op: a trigger write waits for the
+// stream's next batch where the stream defers them.
+Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
+  if (fire.word == s.trigger_word() && s.defers_triggers()) {
+    s.defer_trigger(fire.value);
+    return {};
+  }
+  if (fault_armed()) MPIX_TRY(fault_hit("trigger"));
+  return ex.write_value(fire.word, fire.value);
+}
+
+// The stream part of a blocking enqueue: the op's fire recipe and its completion wait in one
+// call (one cuStreamBatchMemOp on a GPU stream). A deferred trigger is below the op's own
+// threshold: a recipe writing the trigger word covers it, else it goes first.
+// *triggered: the op is fired on the stream (it will run).
+Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const FireRecipe &fire,
                               uint64_t *done_word, uint64_t done_value, bool *triggered) {
-  s.take_deferred();
-  if (stg && staging_pipelined(*stg)) {
+  if (fire.word == s.trigger_word()) s.take_deferred();
+  else MPIX_TRY(flush_deferred_trigger(s, ex));
+  if (stg && stg->copies_before_wait()) {
     // A chunked receive's pieces are copied in as they arrive, before the completion wait.
     MPIX_TRY(fault_point("trigger"));
-    MPIX_TRY(ex.write_value(s.trigger_word(), threshold));
+    MPIX_TRY(ex.write_value(fire.word, fire.value));
     *triggered = true;
     MPIX_TRY(fault_point("copy_in_pieces"));
-    MPIX_TRY(staging_copy_in_pieces(const_cast<Staging &>(*stg), ex));
+    MPIX_TRY(stg->before_wait(ex));
     MPIX_TRY(fault_point("wait"));
     return ex.wait_value(done_word, done_value);
   }
   MPIX_TRY(fault_point("trigger_and_wait"));
-  const StreamMemOp ops[2] = {{StreamMemOp::write, s.trigger_word(), threshold},
+  const StreamMemOp ops[2] = {{StreamMemOp::write, fire.word, fire.value},
                               {StreamMemOp::wait, done_word, done_value}};
   MPIX_TRY(ex.batch(ops, 2));
   *triggered = true;
@@ -172,12 +188,13 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   Stream &s = *op->stream;
   std::lock_guard<std::mutex> lk(s.enqueue_mutex());
   op->threshold = queued ? a.queue_threshold : s.next_threshold();
-  // A chunked send has one threshold per piece; the stream's own trigger write is the last.
-  uint64_t last = op->threshold;
-  if (op->staging)
-    for (uint64_t i = 1; i < staging_pieces(*op->staging); ++i) last = s.next_threshold();
+  // A chunked send has one threshold per piece; the op's fire recipe writes the last.
+  const std::shared_ptr<Stager> stg = op->stager;
+  FireRecipe fire{s.trigger_word(), op->threshold};
+  if (stg)
+    for (uint64_t i = 1; i < stg->pieces(); ++i) fire.value = s.next_threshold();
   const bool faults = fault_armed();
-  Status st = prov->arm(*op);
+  Status st = prov->arm(*op, *ex, &fire);
   if (faults && st.is_ok()) st = fault_hit("arm");
   if (!st.is_ok()) {
     if (!request) op->refs.fetch_sub(1, std::memory_order_relaxed);
@@ -186,7 +203,6 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   }
   s.pending_ops.fetch_add(1);
   op->ctx->pending_ops.fetch_add(1);
-  const std::shared_ptr<Staging> stg = op->staging;
   // The point of no return: the agent owns the op and fires it once the stream writes the
   // threshold. A failure from here on fails the op (op_fail); the error reaches the caller at
   // the wait (nonblocking) or from this call (blocking), and nothing is left behind.
@@ -194,25 +210,21 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // A queue op reads its buffer at its start: Queue::start copies out then.
   if (stg && !queued) {
     if (faults) st = fault_hit("copy_out");
-    if (st.is_ok()) st = staging_copy_out(*stg, *ex, s.trigger_word(), op->threshold);
+    if (st.is_ok()) st = stg->before_trigger(*ex, s.trigger_word(), op->threshold);
   }
   if (request) {
-    if (st.is_ok() && !queued && s.defers_triggers()) {
-      s.defer_trigger(last);
-    } else if (st.is_ok() && !queued) {
-      if (faults) st = fault_hit("trigger");
-      if (st.is_ok()) st = ex->write_value(s.trigger_word(), last);
-    }
+    // A queue op is fired by MPIX_Start (Queue::start).
+    if (st.is_ok() && !queued) st = run_fire(s, *ex, fire);
     if (!st.is_ok()) op_fail(*op, std::move(st));
     *request = op->grequest;
     return {};
   }
   bool triggered = false;
   if (st.is_ok())
-    st = enqueue_blocking_waits(s, *ex, stg.get(), last, op->done.word, op->done_value, &triggered);
+    st = enqueue_blocking_waits(s, *ex, stg.get(), fire, op->done.word, op->done_value, &triggered);
   if (st.is_ok() && stg) {
     if (faults) st = fault_hit("copy_in");
-    if (st.is_ok()) st = staging_copy_in(*stg, *ex, s.trigger_word(), s.peek_next_threshold());
+    if (st.is_ok()) st = stg->after_wait(*ex, s.trigger_word(), s.peek_next_threshold());
   }
   if (!st.is_ok() && triggered) op_forget_status(*op);
   else if (!st.is_ok()) op_fail(*op, Status(st));
@@ -264,22 +276,21 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
       std::lock_guard<std::mutex> lk(s.enqueue_mutex());
       // Chunked receives copy in piece by piece before their completion waits, after any
       // deferred trigger (which may be their own).
-      bool pipelined = false;
-      for (int k = i; k < end && !pipelined; ++k)
-        pipelined = ops[k] && ops[k]->staging && staging_pipelined(*ops[k]->staging);
-      if (pipelined) {
+      bool copies = false;
+      for (int k = i; k < end && !copies; ++k)
+        copies = ops[k] && ops[k]->stager && ops[k]->stager->copies_before_wait();
+      if (copies) {
         MPIX_TRY(flush_deferred_trigger(s, *ex));
         for (int k = i; k < end; ++k)
-          if (ops[k] && ops[k]->staging) MPIX_TRY(staging_copy_in_pieces(*ops[k]->staging, *ex));
+          if (ops[k] && ops[k]->stager) MPIX_TRY(ops[k]->stager->before_wait(*ex));
       }
       // Deferred triggers of these (or earlier) ops go first, in the same call.
       if (const uint64_t t = s.take_deferred())
         waits.insert(waits.begin(), StreamMemOp{StreamMemOp::write, s.trigger_word(), t});
       MPIX_TRY(ex->batch(waits.data(), waits.size()));
       for (int k = i; k < end; ++k)
-        if (ops[k] && ops[k]->staging)
-          MPIX_TRY(
-              staging_copy_in(*ops[k]->staging, *ex, s.trigger_word(), s.peek_next_threshold()));
+        if (ops[k] && ops[k]->stager)
+          MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
     }
     for (int k = i; k < end; ++k) {
       if (!ops[k]) continue;

@@ -27,7 +27,7 @@ struct EnqueueArgs {
   // HPE queue ops (src/queue): the op runs on the queue's private stream with this context and
   // fires once that stream's trigger word reaches `queue_threshold`, which a later
   // MPIX_Enqueue_start writes; enqueue_op then writes nothing to the stream, and leaves the
-  // staging copies of device buffers (op.staging) to the queue. Needs a request.
+  // staging copies of device buffers (op.stager) to the queue. Needs a request.
   std::shared_ptr<Stream> queue_stream;
   std::shared_ptr<CommCtx> queue_ctx;
   uint64_t queue_threshold = 0;

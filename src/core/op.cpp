@@ -7,7 +7,7 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/request.hpp"
-#include "core/staging.hpp"
+#include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
 
@@ -68,6 +68,19 @@ void op_failed(Op &op, Status why) {
   op.status.MPI_ERROR = mpi_error_code(op.error);
 }
 
+uint64_t op_pieces(const Op &op) { return op.stager ? op.stager->pieces() : 1; }
+
+bool op_piece_may_go(const Op &op, uint64_t piece) {
+  // The stream writes threshold + i once it has copied piece i out (Stager::before_trigger).
+  return reached(load_signal(op.stream->trigger_word()), op.threshold + piece);
+}
+
+void op_pieces_arrived(Op &op, uint64_t len, uint64_t n) {
+  if (op.stager) op.stager->on_piece(len, n);
+}
+
+void *op_direct_target(Op &op) { return op.stager ? op.stager->direct_target() : nullptr; }
+
 void op_fail(Op &op, Status why) {
   op.error = std::move(why);  // the agent does not write it while the op is ARMED
   // acq_rel: the error is published with the flag; kOpCompleted, if set, was set by the agent's
@@ -106,7 +119,7 @@ void op_complete(Op &op) {
   // and a user may free the communicator and then the stream as soon as the stream drained.
   op.ctx.reset();
   // A staged receive's copy in, released by the word below, reads the message's length.
-  if (op.staging) staging_received(*op.staging, op.status);
+  if (op.stager) op.stager->on_done(op.status);
   store_signal(op.done.word, op.done_value);
   notifier().notify();
   if (op.grequest != MPI_REQUEST_NULL) request_complete(&op, (old & kOpWaitEnqueued) != 0);

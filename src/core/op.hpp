@@ -64,7 +64,7 @@ inline const char *op_kind_name(OpKind k) {
 
 class Stream;
 struct CommCtx;
-struct Staging;
+class Stager;
 
 // Flags exchanged between the enqueuing thread and the agent (see op_complete, op_wait_enqueued).
 enum OpFlag : unsigned {
@@ -105,7 +105,7 @@ struct Op {
   // agent's (op_failed / op_completed, before COMPLETE).
   Status error;
 
-  std::shared_ptr<Staging> staging;             // device buffers staged (core/staging.hpp)
+  std::shared_ptr<Stager> stager;               // device buffers staged (core/stager.hpp)
   void *prov = nullptr;                         // provider-private state
   uint64_t seq = 0;                             // creation order, for reports
   uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (base/profile.hpp)
@@ -126,6 +126,20 @@ void op_posted(Op &op);
 void op_completed(Op &op, const MPI_Status &st);
 // It failed (or can no longer finish) for @p why: the status gets the error, with its message.
 void op_failed(Op &op, Status why);
+
+// What a provider hears of an op's staging (core/stager.hpp), agent thread.
+// Whether its device buffers go through bounce buffers (op.sbuf / op.rbuf point there).
+inline bool op_staged(const Op &op) { return op.stager != nullptr; }
+// Pieces a send goes in (a chunked staged send; 1: whole, or not staged); piece i may go once
+// op_piece_may_go(op, i) (the stream has copied it out).
+uint64_t op_pieces(const Op &op);
+bool op_piece_may_go(const Op &op, uint64_t piece);
+// A chunked receive: the message is @p len bytes and its first @p n pieces are in the buffer the
+// provider receives into (a staged receive may copy them in now).
+void op_pieces_arrived(Op &op, uint64_t len, uint64_t n);
+// A GPU-direct receive: the device buffer to deliver the message straight into, or null (then
+// into op.rbuf as usual).
+void *op_direct_target(Op &op);
 
 // The enqueuing thread, after the agent took the op (agent_submit), when a later step of the
 // enqueue failed: the agent completes the op with @p why without posting it (if the stream has

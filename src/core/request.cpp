@@ -7,7 +7,7 @@
 
 #include "base/log.hpp"
 #include "core/op.hpp"
-#include "core/staging.hpp"
+#include "core/stager.hpp"
 #include "core/stream.hpp"
 
 namespace mpix {
@@ -119,8 +119,8 @@ int query_fn(void *extra, MPI_Status *status) {
   // The op's own result is the agent's and final: read, never written here (the agent may
   // still be reading it after MPI_Grequest_complete, ordered only inside libmpi).
   int err = op->status.MPI_ERROR;
-  if (op->staging) {
-    Status st = staging_copy_in_on_host(*op->staging);
+  if (op->stager) {
+    Status st = op->stager->on_host_wait();
     if (!st.is_ok()) {
       MPIX_LOG(error, "api", "copying a staged receive into device memory: %s", st.what().c_str());
       if (err == MPI_SUCCESS)

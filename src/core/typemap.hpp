@@ -1,6 +1,6 @@
 // Which bytes of a (buffer, count, datatype) an MPI call really reads or writes: the typemap as
 // a short list of strided runs, relative to the buffer's true lower bound. Staging copies device
-// buffers block by block with it (core/staging.cpp), so that a receive into a strided datatype
+// buffers block by block with it (core/staging/), so that a receive into a strided datatype
 // never writes the gaps between its blocks and a send never reads them.
 //
 // The runs are derived from the datatype's constructors (MPI_Type_get_envelope / _contents):

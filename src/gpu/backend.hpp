@@ -131,7 +131,7 @@ class Backend {
       }
     return {};
   }
-  // A copy the agent thread issues for a small staged message (core/staging.hpp), outside every
+  // A copy the agent thread issues for a small staged message (core/stager.hpp), outside every
   // user stream, on the backend's side stream of @p device (-1: the calling thread's current
   // device). Returns at once with a ticket; agent_copy_done(@p device, ticket) tells when this
   // copy and every earlier one of that device have run. Called from the agent thread only.

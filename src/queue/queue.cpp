@@ -7,7 +7,7 @@
 #include "core/op.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
-#include "core/staging.hpp"
+#include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "providers/provider.hpp"
@@ -54,8 +54,8 @@ Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
   if (!op)
     return make_status(MPI_ERR_INTERN, "queue op request %p not found",
                        static_cast<void *>(request));
-  // Device buffers (op->staging) are copied at start and wait, not here.
-  unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold, op->staging});
+  // Device buffers (op->stager) are copied at start and wait, not here.
+  unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold, op->stager});
   return {};
 }
 
@@ -70,7 +70,8 @@ Status Queue::start() {
   std::size_t first = unwaited_.size();
   while (first > 0 && unwaited_[first - 1].threshold == value) --first;
   for (std::size_t i = first; i < unwaited_.size(); ++i)
-    if (unwaited_[i].staging) MPIX_TRY(staging_copy_out(*unwaited_[i].staging, *ex));
+    if (unwaited_[i].stager)
+      MPIX_TRY(unwaited_[i].stager->before_trigger(*ex, stream_->trigger_word(), value));
   MPIX_TRY(ex->write_value(stream_->trigger_word(), value));
   ++starts_;
   return {};
@@ -92,8 +93,7 @@ Status Queue::wait() {
     if (!reached(load_signal(p.word), p.value)) MPIX_TRY(ex->wait_value(p.word, p.value));
     // A staged receive lands in device memory after its wait, in stream order; its bounce
     // buffer is free again once the stream writes the next start's value.
-    if (p.staging)
-      MPIX_TRY(staging_copy_in(*p.staging, *ex, stream_->trigger_word(), base_ + starts_ + 1));
+    if (p.stager) MPIX_TRY(p.stager->after_wait(*ex, stream_->trigger_word(), base_ + starts_ + 1));
   }
   unwaited_.erase(unwaited_.begin(), unwaited_.begin() + static_cast<std::ptrdiff_t>(n));
   return {};

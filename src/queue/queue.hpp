@@ -6,7 +6,7 @@
 // stream API, so each start fires exactly the ops enqueued before it. Several queues on one
 // native stream are several private Streams, each with its own word.
 //
-// Device buffers are staged as on the stream API (core/staging.hpp), in the queue's stream
+// Device buffers are staged as on the stream API (core/stager.hpp), in the queue's stream
 // order: a send's copy out of device memory goes right before the trigger of the start that
 // fires it (so kernels enqueued between MPIX_Enqueue_send and the start are seen), a receive's
 // copy into device memory right after its completion wait in MPIX_Enqueue_wait.
@@ -26,7 +26,7 @@ namespace mpix {
 
 class Stream;
 struct CommCtx;
-struct Staging;
+class Stager;
 
 class Queue {
  public:
@@ -51,7 +51,7 @@ class Queue {
     uint64_t *word;
     uint64_t value;
     uint64_t threshold;
-    std::shared_ptr<Staging> staging;
+    std::shared_ptr<Stager> stager;
   };
 
   MPI_Comm comm_ = MPI_COMM_NULL;

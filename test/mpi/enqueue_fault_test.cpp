@@ -17,7 +17,7 @@
 #include "core/fault.hpp"
 #include "core/op.hpp"
 #include "core/request.hpp"
-#include "core/staging.hpp"
+#include "core/staging/bounce_pool.hpp"
 #include "mpix/mpix.h"
 #include "test_util.hpp"
 

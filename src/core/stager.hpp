@@ -1,0 +1,126 @@
+// Device buffers for providers that cannot reach device memory (DESIGN.md §3): the provider
+// sends from and receives into pinned host bounce buffers (core/staging/bounce_pool.hpp), and
+// the op's stager copies between the user's buffer and the bounce buffer.
+//
+// One op is one message on the wire whatever its size, so staged ops match plain MPI peers,
+// ANY_SOURCE receives and receives larger than the message exactly as unstaged ones do.
+//
+// The bounce buffer mirrors the user's buffer from the datatype's true lower bound to its true
+// upper bound. A datatype with gaps (a strided vector, a struct with padding) is copied block by
+// block along its typemap (core/typemap.hpp), so a receive never writes the gap bytes of device
+// memory and a send never reads them; a dense one is one copy.
+//
+// A receive's message may be shorter than its buffer, and MPI leaves the bytes past the message
+// alone. The copy in therefore moves only the message's bytes: the agent stores the received
+// length in a word of the bounce buffer before it releases the stream, and the stream copies
+// that prefix (ExecStream::copy_prefix_async: a kernel or host function reading the length at
+// run time). Where the stream cannot (a datatype with gaps, whose received bytes are a prefix in
+// typemap order, not in address order; a HIP build without kernels; a buffer the kernel cannot
+// reach), the copy out fills the bounce buffer from the receive buffer before the trigger
+// instead, so that copying the whole span back writes the bytes past the message with the
+// values they already had (nobody may write a buffer while a receive into it is pending).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/status.hpp"
+
+namespace mpix {
+
+struct Op;
+class Backend;
+class ExecStream;
+class Provider;
+
+// How one op's staged buffers are copied, chosen once per op by staging_setup:
+//   StreamStager    (staging/stream_stager.hpp): the stream copies, out before the op's trigger,
+//                   in after its completion wait (the default).
+//   PipelinedStager (staging/pipelined_stager.hpp): the stream copies piece by piece
+//                   (MPIX_STAGING_CHUNK), overlapping the copy of one piece with the transfer of
+//                   another: a chunked send, or a receive that may get a chunked message.
+//   AgentStager     (staging/agent_stager.hpp): the agent thread copies on a side stream, out
+//                   when the stream reaches the op, in when it has arrived
+//                   (MPIX_AGENT_COPY_MAX).
+// The engine calls every hook at its fixed point of the op's life (core/op.hpp) whatever the
+// stager; nothing outside the stagers asks how an op is staged. A provider hears only what
+// op.hpp's op_pieces / op_piece_may_go / op_pieces_arrived / op_direct_target tell.
+class Stager {
+ public:
+  virtual ~Stager() = default;
+
+  // --- The enqueuing thread, under the stream's enqueue mutex.
+  // Consecutive trigger thresholds the op takes from op.threshold: one per piece of a chunked
+  // send (piece i may go once the stream's trigger word reaches op.threshold + i), else 1.
+  virtual uint64_t pieces() const { return 1; }
+  // In stream order before the op's fire recipe (Provider::arm): the copies out of device
+  // memory. Each piece of a chunked send but the last is followed by the write of
+  // @p first + i to @p trigger_word; the fire recipe writes the last one.
+  virtual Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) = 0;
+  // Whether before_wait puts copies on the stream (a deferred trigger must then go first).
+  virtual bool copies_before_wait() const { return false; }
+  // After the op's trigger, before its completion wait.
+  virtual Status before_wait(ExecStream &ex) {
+    (void)ex;
+    return {};
+  }
+  // After the completion wait: the copies into device memory. The bounce buffers may be reused
+  // once @p trigger_word reaches @p next_threshold (the next value the stream writes to it, so
+  // the stream has run the copy by then). The data is copied in once: by the first of this and
+  // on_host_wait.
+  virtual Status after_wait(ExecStream &ex, const uint64_t *trigger_word,
+                            uint64_t next_threshold) = 0;
+
+  // --- The agent thread.
+  // The stream reached the op. *@p copying: a copy out was started that must have run
+  // (copy_done) before the op is posted.
+  virtual Status on_fire(bool *copying) {
+    *copying = false;
+    return {};
+  }
+  // Whether every copy started by on_fire, on_piece or on_complete has run.
+  virtual bool copy_done() { return true; }
+  // A chunked receive: the message is @p len bytes and its first @p n pieces are in the bounce
+  // buffer.
+  virtual void on_piece(uint64_t len, uint64_t n) {
+    (void)len;
+    (void)n;
+  }
+  // The network finished the op with @p st. *@p copying: a copy in was started that must have
+  // run (copy_done) before the completion word is written.
+  virtual Status on_complete(const MPI_Status &st, bool *copying) {
+    (void)st;
+    *copying = false;
+    return {};
+  }
+  // The op's status @p st is final (also when it failed unposted): just before its completion
+  // word releases the stream, which may then copy in.
+  virtual void on_done(const MPI_Status &st) { (void)st; }
+  // A GPU-direct receive (providers/mpi/ipc_path.hpp): the user's device buffer, if the message
+  // may be copied straight into it, or null. Once given, no copy in copies anything.
+  virtual void *direct_target() { return nullptr; }
+
+  // --- A user thread.
+  // The op completed on the host (MPI_Wait / MPI_Test on its request, not a stream wait):
+  // copies the received data into device memory now, on the calling thread.
+  virtual Status on_host_wait() { return {}; }
+};
+
+// What staging_setup decides with.
+struct StagingPlan {
+  Backend *backend = nullptr;    // the op's stream's
+  ExecStream *exec = nullptr;    // the op's stream (what its copies can do, its device)
+  Provider *provider = nullptr;  // asked whether a receive may be delivered into device memory
+  std::size_t chunk = 0;         // MPIX_STAGING_CHUNK of the op's communicator (0: off)
+  bool agent_copies = false;     // the agent may copy (provider allows, not a queue op)
+};
+
+// Stages @p op's device or managed buffers through bounce buffers, if it has any (the provider
+// cannot read them): sets op.stager and points op.sbuf / op.rbuf at the bounce buffers. Call
+// before the op is armed. With @p plan.chunk, a send of a predefined datatype longer than it
+// goes in pieces of that many bytes (providers/mpi/mpi_chunk.hpp).
+Status staging_setup(Op &op, const StagingPlan &plan);
+
+}  // namespace mpix

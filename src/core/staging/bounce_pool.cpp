@@ -1,0 +1,94 @@
+#include "core/staging/bounce_pool.hpp"
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "base/log.hpp"
+#include "base/waiter.hpp"
+#include "gpu/backend.hpp"
+
+namespace mpix {
+namespace {
+
+// Smallest power of two >= bytes, at least one page.
+std::size_t size_class(std::size_t bytes) {
+  std::size_t c = 4096;
+  while (c < bytes) c <<= 1;
+  return c;
+}
+
+class Pool {
+ public:
+  Status acquire(Backend *be, std::size_t bytes, Bounce *out) {
+    std::size_t cap = size_class(bytes);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      auto it = free_.find({be, cap});
+      if (it != free_.end()) {
+        auto &v = it->second;
+        // Newest first: a buffer released a moment ago is likely still in the CPU caches.
+        for (std::size_t i = v.size(); i-- > 0;) {
+          // A buffer whose stream may still copy out of it is skipped, not waited for.
+          if (v[i].word && !reached(load_signal(v[i].word), v[i].value)) continue;
+          *out = v[i].b;
+          v[i] = v.back();
+          v.pop_back();
+          --cached_;
+          ++in_use_;
+          return {};
+        }
+      }
+    }
+    void *p = nullptr;
+    MPIX_TRY(be->alloc_pinned(cap, &p));
+    MPIX_LOG(debug, "stream", "staging: new %zu-byte bounce buffer", cap);
+    std::lock_guard<std::mutex> lk(mu_);
+    *out = Bounce{be, static_cast<char *>(p), cap};
+    ++in_use_;
+    bytes_ += cap;
+    return {};
+  }
+
+  void release(const Bounce &b, const uint64_t *word, uint64_t value) {
+    std::lock_guard<std::mutex> lk(mu_);
+    free_[{b.be, b.cap}].push_back(Entry{b, word, value});
+    --in_use_;
+    ++cached_;
+  }
+
+  StagingPoolStats stats() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return StagingPoolStats{cached_, in_use_, bytes_};
+  }
+
+ private:
+  struct Entry {
+    Bounce b;
+    const uint64_t *word;
+    uint64_t value;
+  };
+  std::mutex mu_;
+  std::map<std::pair<Backend *, std::size_t>, std::vector<Entry>> free_;
+  std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
+};
+
+Pool &pool() {
+  static Pool *p = new Pool;  // never destroyed: streams may still copy at exit
+  return *p;
+}
+
+}  // namespace
+
+Status bounce_acquire(Backend *be, std::size_t bytes, Bounce *out) {
+  return pool().acquire(be, bytes, out);
+}
+
+void bounce_release(const Bounce &b, const uint64_t *word, uint64_t value) {
+  pool().release(b, word, value);
+}
+
+StagingPoolStats staging_pool_stats() { return pool().stats(); }
+
+}  // namespace mpix

@@ -1,0 +1,35 @@
+// Pinned host bounce buffers for staged device memory (core/stager.hpp), pooled by power-of-two
+// size class per backend. A buffer goes back to the pool when its stager is destroyed, and is
+// reused once nothing can touch it any more: at once, or once a stream's trigger word reaches a
+// value (the stream has run its copy in from it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/status.hpp"
+
+namespace mpix {
+
+class Backend;
+
+struct Bounce {
+  Backend *be = nullptr;
+  char *p = nullptr;
+  std::size_t cap = 0;
+};
+
+// A buffer of at least @p bytes from @p be's pinned memory, from the pool where one is free.
+Status bounce_acquire(Backend *be, std::size_t bytes, Bounce *out);
+// Back to the pool; reusable once *@p word reaches @p value (at once when @p word is null).
+void bounce_release(const Bounce &b, const uint64_t *word, uint64_t value);
+
+// Bounce buffers held by the pool (free or waiting for their stream) and in use, for tests.
+struct StagingPoolStats {
+  std::size_t cached = 0;
+  std::size_t in_use = 0;
+  std::size_t bytes = 0;
+};
+StagingPoolStats staging_pool_stats();
+
+}  // namespace mpix

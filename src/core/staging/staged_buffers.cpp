@@ -1,0 +1,81 @@
+#include "core/staging/staged_buffers.hpp"
+
+#include <cstring>
+
+#include "base/waiter.hpp"
+#include "core/typemap.hpp"
+#include "gpu/backend.hpp"
+
+namespace mpix {
+
+StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
+    : be(o.be),
+      nbufs(o.nbufs),
+      nout(o.nout),
+      in(o.in),
+      has_in(o.has_in),
+      short_ok(o.short_ok),
+      len_word(o.len_word),
+      piece_word(o.piece_word),
+      release_word(o.release_word),
+      release_value(o.release_value) {
+  for (int i = 0; i < 2; ++i) {
+    bufs[i] = o.bufs[i];
+    out[i] = o.out[i];
+  }
+  o.nbufs = 0;  // the buffers are ours now
+}
+
+StagedBuffers::~StagedBuffers() {
+  for (int i = 0; i < nbufs; ++i) bounce_release(bufs[i], release_word, release_value);
+}
+
+Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *c,
+                            char **bounce_view, bool lengths) {
+  TypeLayout lay;
+  MPIX_TRY(typemap_layout(count, dt, &lay));
+  const std::ptrdiff_t off = lay.lb;
+  const std::size_t table_at =
+      (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
+  const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
+  const std::size_t bytes = lengths ? end + 2 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
+  Bounce b;
+  MPIX_TRY(bounce_acquire(be, bytes, &b));
+  if (lengths) {
+    len_word = reinterpret_cast<uint64_t *>(b.p + end);
+    store_signal(len_word, lay.span);  // all of it, unless the agent says otherwise
+    piece_word = len_word + 1;
+    store_signal(piece_word, 0);
+  }
+  bufs[nbufs++] = b;
+  c->user = user + off;
+  c->bounce = b.p;
+  c->bytes = lay.span;
+  if (!lay.dense()) {
+    std::memcpy(b.p + table_at, lay.runs.data(), lay.runs.size() * sizeof(CopyRun));
+    c->runs = reinterpret_cast<const CopyRun *>(b.p + table_at);
+    c->nruns = lay.runs.size();
+  }
+  // The provider addresses the buffer as the user did: base = bounce - true lower bound.
+  *bounce_view = b.p - off;
+  return {};
+}
+
+Status copy_to_bounce(ExecStream &ex, const StagedCopy &c) {
+  return c.runs ? ex.copy_runs_async(c.bounce, c.user, c.runs, c.nruns)
+                : ex.copy_async(c.bounce, c.user, c.bytes);
+}
+
+Status copy_to_user(ExecStream &ex, const StagedCopy &c) {
+  return c.runs ? ex.copy_runs_async(c.user, c.bounce, c.runs, c.nruns)
+                : ex.copy_async(c.user, c.bounce, c.bytes);
+}
+
+uint64_t received_bytes(const MPI_Status &st) {
+  MPI_Count n = 0;
+  MPI_Status copy = st;  // MPI_Get_elements_x takes a non-const status in MPI-3 bindings
+  if (MPI_Get_elements_x(&copy, MPI_BYTE, &n) != MPI_SUCCESS || n < 0) n = 0;
+  return static_cast<uint64_t>(n);
+}
+
+}  // namespace mpix

@@ -1,0 +1,65 @@
+// A staged op's bounce buffers and the copies between them and the user's buffers: what every
+// stager (core/stager.hpp) works on.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/copy_run.hpp"
+#include "base/status.hpp"
+#include "core/staging/bounce_pool.hpp"
+
+namespace mpix {
+
+class ExecStream;
+
+// The span of a (buffer, count, datatype) from its true lower bound, in the user's buffer and
+// in the bounce buffer (same layout). A datatype with gaps copies only its typemap's blocks,
+// `runs`, a table kept in the bounce buffer after the span: pinned, so that a GPU kernel may
+// read it, and released with the buffer, once no copy can use it any more.
+struct StagedCopy {
+  char *user = nullptr;
+  char *bounce = nullptr;
+  std::size_t bytes = 0;
+  const CopyRun *runs = nullptr;  // null: the span is dense, one copy
+  std::size_t nruns = 0;
+};
+
+struct StagedBuffers {
+  explicit StagedBuffers(Backend *b) : be(b) {}
+  StagedBuffers(StagedBuffers &&o) noexcept;
+  StagedBuffers(const StagedBuffers &) = delete;
+  StagedBuffers &operator=(const StagedBuffers &) = delete;
+  // The buffers go back to the pool, reusable once the stream passed release_word's value.
+  ~StagedBuffers();
+
+  // A bounce buffer for the region of @p user (@p count of @p dt); *@p bounce_view: its
+  // counterpart of @p user (the base the provider addresses). @p lengths: also the words
+  // len_word and piece_word, after the span (and table).
+  Status stage(char *user, int count, MPI_Datatype dt, StagedCopy *c, char **bounce_view,
+               bool lengths);
+
+  Backend *be;
+  Bounce bufs[2];
+  int nbufs = 0;
+  StagedCopy out[2];  // user -> bounce
+  int nout = 0;
+  StagedCopy in;  // bounce -> user
+  bool has_in = false;
+  // A receive (not an allreduce, whose result fills its buffer): the message may be shorter.
+  bool short_ok = false;
+  uint64_t *len_word = nullptr;    // received bytes (pinned; a receive's only)
+  uint64_t *piece_word = nullptr;  // pieces of a chunked message in the bounce buffer (pinned)
+  const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
+  uint64_t release_value = 0;
+};
+
+// Stream-ordered copies of @p c, along its runs if it has gaps.
+Status copy_to_bounce(ExecStream &ex, const StagedCopy &c);
+Status copy_to_user(ExecStream &ex, const StagedCopy &c);
+// Bytes the message of @p st has (0 if MPI cannot tell).
+uint64_t received_bytes(const MPI_Status &st);
+
+}  // namespace mpix

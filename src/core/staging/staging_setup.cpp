@@ -1,0 +1,107 @@
+// staging_setup (core/stager.hpp): which buffers of an op are staged, and which stager copies
+// them, decided once per op on the enqueuing thread.
+#include <memory>
+#include <utility>
+
+#include "base/settings.hpp"
+#include "core/op.hpp"
+#include "core/stager.hpp"
+#include "core/staging/agent_stager.hpp"
+#include "core/staging/pipelined_stager.hpp"
+#include "core/staging/stream_stager.hpp"
+#include "gpu/backend.hpp"
+#include "providers/provider.hpp"
+
+namespace mpix {
+namespace {
+
+// Receives of at most this many bytes copy in with the stream's length-reading kernel; larger
+// ones fill the bounce buffer first and copy in whole with the copy engine. The kernel reads
+// pinned host memory, which measured far slower than the copy engine (4 MiB: ~2.2 ms against
+// ~0.1 ms, one H200): above this two copy-engine copies are cheaper, except for a pipelined
+// receive, whose pieces need the length, and one a direct path may deliver in place.
+constexpr std::size_t kClipKernelMax = 4096;
+
+// MPIX_AGENT_COPY_MAX: the agent copies when every copy is dense and at most that long.
+bool agent_copies(const StagedBuffers &b) {
+  static const long most = setting_long(Setting::agent_copy_max);
+  if (most == 0) return false;
+  auto small = [&](const StagedCopy &c) {
+    return !c.runs && (most < 0 || c.bytes <= static_cast<std::size_t>(most));
+  };
+  for (int i = 0; i < b.nout; ++i)
+    if (!small(b.out[i])) return false;
+  return !b.has_in || small(b.in);
+}
+
+}  // namespace
+
+Status staging_setup(Op &op, const StagingPlan &plan) {
+  if (op.count == 0) return {};
+  Backend &be = *plan.backend;
+  // Classify the first byte the datatype touches, not the buffer argument: with a positive
+  // true lower bound (a subarray, say) the argument may lie before the allocation, where the
+  // GPU runtime sees no device memory at all.
+  // Named types start at their buffer; only a derived one (held as a duplicate) needs asking,
+  // which keeps the MPI call off the enqueue path of the common case.
+  MPI_Count tlb = 0, text = 0;
+  if (op.dt_owned) MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
+  // MPIX_STAGING_HOST (tests): host streams stage their host buffers too.
+  static const bool stage_host = setting_long(Setting::staging_host) != 0;
+  auto needs = [&](const void *p) {
+    if (!p || p == MPI_IN_PLACE) return false;
+    if (stage_host && be.kind() == StreamKind::host) return true;
+    MemKind mk = be.classify(static_cast<const char *>(p) + tlb);
+    return mk == MemKind::device || mk == MemKind::managed;
+  };
+  const bool s = (op.kind == OpKind::send || op.kind == OpKind::allreduce) && needs(op.sbuf);
+  const bool r = (op.kind == OpKind::recv || op.kind == OpKind::allreduce) && needs(op.rbuf);
+  if (!s && !r) return {};
+  StagedBuffers b(&be);
+  if (s) {
+    char *view = nullptr;
+    MPIX_TRY(b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
+                     &b.out[b.nout], &view, false));
+    ++b.nout;
+    op.sbuf = view;
+  }
+  if (r) {
+    char *view = nullptr;
+    b.short_ok = op.kind == OpKind::recv;
+    MPIX_TRY(b.stage(static_cast<char *>(op.rbuf), op.count, op.dt, &b.in, &view, b.short_ok));
+    b.has_in = true;
+    // An in-place allreduce reads its input from the receive buffer too.
+    if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) b.out[b.nout++] = b.in;
+    op.rbuf = view;
+  }
+  // Only a predefined datatype is chunked: its bytes in memory are its bytes on the wire, so
+  // a piece is a plain byte range whatever the receiver's datatype. A chunked send keeps the
+  // stream's piece-by-piece copies, each followed by its trigger.
+  const std::size_t chunk = plan.chunk;
+  if (chunk && op.kind == OpKind::send && !op.dt_owned && !b.out[0].runs &&
+      b.out[0].bytes > chunk) {
+    op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
+    return {};
+  }
+  // A receive on a chunk-enabled communicator that may get a chunked message.
+  const std::size_t recv_chunk =
+      chunk && b.short_ok && !op.dt_owned && !b.in.runs && b.in.bytes > chunk ? chunk : 0;
+  if (plan.agent_copies && agent_copies(b)) {
+    op.stager = std::make_shared<AgentStager>(std::move(b), plan.exec->device(), recv_chunk);
+    return {};
+  }
+  // A receive copies in only the message's bytes: by length where the stream can read the
+  // length at run time (see core/stager.hpp). A receive a direct path may deliver straight into
+  // its device buffer (Provider::may_deliver_device) goes by length whatever its size, so that
+  // its copy in copies nothing over a delivered message.
+  const StagedCopy &in = b.in;
+  const bool clip =
+      b.short_ok && !in.runs &&
+      (in.bytes <= kClipKernelMax || recv_chunk || plan.provider->may_deliver_device(op)) &&
+      plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
+  if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
+  else op.stager = std::make_shared<StreamStager>(std::move(b), clip);
+  return {};
+}
+
+}  // namespace mpix

@@ -1,0 +1,54 @@
+#include "core/staging/stream_stager.hpp"
+
+#include "base/waiter.hpp"
+#include "gpu/backend.hpp"
+
+namespace mpix {
+
+Status StreamStager::before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) {
+  (void)trigger_word;
+  (void)first;
+  for (int i = 0; i < b_.nout; ++i) MPIX_TRY(copy_to_bounce(ex, b_.out[i]));
+  // A receive not clipped at its length: the bytes past the message go back unchanged.
+  if (b_.short_ok && !clip_) MPIX_TRY(copy_to_bounce(ex, b_.in));
+  return {};
+}
+
+Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
+                                uint64_t next_threshold) {
+  if (!claim_copy_in()) return {};
+  const StagedCopy &c = b_.in;
+  if (clip_) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
+  else MPIX_TRY(copy_to_user(ex, c));
+  b_.release_word = trigger_word;
+  b_.release_value = next_threshold;
+  return {};
+}
+
+void StreamStager::on_done(const MPI_Status &st) {
+  if (!b_.len_word) return;
+  // Already in place (direct_target): the stream's copy in copies nothing.
+  store_signal(b_.len_word, delivered_ ? 0 : received_bytes(st));
+  // Every piece wait of a pipelined copy in passes now (pieces past the message copy nothing).
+  store_signal(b_.piece_word, uint64_t{1} << 62);
+}
+
+void *StreamStager::direct_target() {
+  // Only a copy in that reads the length at run time copies nothing over a delivered message.
+  if (!clip_) return nullptr;
+  delivered_ = true;
+  return b_.in.user;
+}
+
+Status StreamStager::on_host_wait() {
+  if (!claim_copy_in() || delivered_) return {};
+  const StagedCopy &c = b_.in;
+  if (clip_) {
+    const uint64_t n = load_signal(b_.len_word);
+    return b_.be->copy_sync(c.user, c.bounce, n < c.bytes ? static_cast<std::size_t>(n) : c.bytes);
+  }
+  return c.runs ? b_.be->copy_runs_sync(c.user, c.bounce, c.runs, c.nruns)
+                : b_.be->copy_sync(c.user, c.bounce, c.bytes);
+}
+
+}  // namespace mpix

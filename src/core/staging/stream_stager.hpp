@@ -1,0 +1,36 @@
+// The stream copies (core/stager.hpp): a send's copy out of device memory before its trigger,
+// a receive's copy in after its completion wait, in stream order. The agent then makes no GPU
+// call for the op (docs/guide.md, "Who copies").
+#pragma once
+
+#include <atomic>
+#include <utility>
+
+#include "core/stager.hpp"
+#include "core/staging/staged_buffers.hpp"
+
+namespace mpix {
+
+class StreamStager : public Stager {
+ public:
+  // @p clip: a receive copied in by its received length (the stream reads it at run time);
+  // without, the copy out fills the bounce buffer from the receive buffer first.
+  StreamStager(StagedBuffers &&b, bool clip) : b_(std::move(b)), clip_(clip) {}
+  Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) override;
+  Status after_wait(ExecStream &ex, const uint64_t *trigger_word, uint64_t next_threshold) override;
+  void on_done(const MPI_Status &st) override;
+  void *direct_target() override;
+  Status on_host_wait() override;
+
+ protected:
+  // Claims the one copy in (a queue request stays user-visible: a host MPI_Wait after the
+  // stream's copy must not copy again, over what later stream work wrote to the buffer).
+  bool claim_copy_in() { return b_.has_in && !copied_in_.exchange(true); }
+
+  StagedBuffers b_;
+  const bool clip_;
+  bool delivered_ = false;  // agent thread: the message went straight into the user's buffer
+  std::atomic<bool> copied_in_{false};
+};
+
+}  // namespace mpix

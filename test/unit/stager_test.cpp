@@ -1,0 +1,167 @@
+// The stagers (core/stager.hpp) one hook at a time, on a host stream with host memory standing
+// in for device memory: what each copies, and when. Needs MPI (typemaps, statuses): one rank.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "base/waiter.hpp"
+#include "catch.hpp"
+#include "core/staging/agent_stager.hpp"
+#include "core/staging/pipelined_stager.hpp"
+#include "core/staging/stream_stager.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/host/host_backend.hpp"
+
+namespace {
+
+using mpix::StagedBuffers;
+
+MPI_Status received(int bytes) {
+  MPI_Status st{};
+  st.MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_elements_x(&st, MPI_BYTE, bytes);
+  return st;
+}
+
+// A staged receive of @p user (n bytes); *bounce: where the provider receives into.
+StagedBuffers stage_recv(std::vector<char> &user, char **bounce) {
+  StagedBuffers b(mpix::host_backend());
+  REQUIRE(
+      b.stage(user.data(), static_cast<int>(user.size()), MPI_BYTE, &b.in, bounce, true).is_ok());
+  b.has_in = true;
+  b.short_ok = true;
+  return b;
+}
+
+struct HostStream {
+  HostStream() {
+    REQUIRE(mpix::host_backend()->open_stream(nullptr, mpix::TriggerMode::memop, &ex).is_ok());
+  }
+  std::unique_ptr<mpix::ExecStream> ex;
+};
+
+}  // namespace
+
+TEST_CASE("a stream stager copies in only the message's bytes", "[stager]") {
+  HostStream s;
+  const std::size_t in_use = mpix::staging_pool_stats().in_use;
+  for (bool clip : {true, false}) {
+    INFO("clip " << clip);
+    std::vector<char> user(64, 'u');
+    char *bounce = nullptr;
+    {
+      mpix::StreamStager stg(stage_recv(user, &bounce), clip);
+      uint64_t trigger = 0;
+      REQUIRE(stg.before_trigger(*s.ex, &trigger, 1).is_ok());  // fills the bounce buffer
+      REQUIRE(s.ex->synchronize().is_ok());
+      std::memset(bounce, 'm', 10);  // the network writes a 10-byte message
+      stg.on_done(received(10));
+      REQUIRE(stg.after_wait(*s.ex, &trigger, 2).is_ok());
+      REQUIRE(s.ex->synchronize().is_ok());
+      CHECK(std::string(user.data(), 12) == "mmmmmmmmmmuu");
+      CHECK(user[63] == 'u');
+      std::memset(bounce, 'x', 64);
+      REQUIRE(stg.on_host_wait().is_ok());  // copied once: by after_wait
+      CHECK(user[0] == 'm');
+    }
+  }
+  CHECK(mpix::staging_pool_stats().in_use == in_use);
+}
+
+TEST_CASE("a message delivered straight into the target is not copied over", "[stager]") {
+  HostStream s;
+  std::vector<char> user(64, 'u');
+  char *bounce = nullptr;
+  mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true);
+  REQUIRE(stg.direct_target() == user.data());
+  std::memset(user.data(), 'd', 20);  // the direct path's copy
+  std::memset(bounce, 'x', 64);
+  stg.on_done(received(20));
+  uint64_t trigger = 0;
+  REQUIRE(stg.after_wait(*s.ex, &trigger, 1).is_ok());
+  REQUIRE(s.ex->synchronize().is_ok());
+  CHECK(std::string(user.data(), 21) == std::string(20, 'd') + "u");
+
+  // Without a length-reading copy in there is no direct target.
+  std::vector<char> other(64, 'u');
+  mpix::StreamStager fill(stage_recv(other, &bounce), /*clip=*/false);
+  CHECK(fill.direct_target() == nullptr);
+}
+
+TEST_CASE("a pipelined send copies piece by piece, each but the last followed by its trigger",
+          "[stager]") {
+  HostStream s;
+  std::vector<char> user(10000);
+  for (std::size_t i = 0; i < user.size(); ++i) user[i] = static_cast<char>(i * 13);
+  StagedBuffers b(mpix::host_backend());
+  char *bounce = nullptr;
+  REQUIRE(b.stage(user.data(), static_cast<int>(user.size()), MPI_BYTE, &b.out[0], &bounce, false)
+              .is_ok());
+  b.nout = 1;
+  mpix::PipelinedStager stg(std::move(b), 4096);
+  CHECK(stg.pieces() == 3);
+  CHECK_FALSE(stg.copies_before_wait());
+  uint64_t trigger = 0;
+  REQUIRE(stg.before_trigger(*s.ex, &trigger, 7).is_ok());
+  REQUIRE(s.ex->synchronize().is_ok());
+  CHECK(mpix::load_signal(&trigger) == 8);  // pieces 0 and 1; the fire recipe writes 9
+  CHECK(std::memcmp(bounce, user.data(), user.size()) == 0);
+}
+
+TEST_CASE("a pipelined receive copies each piece in once it has arrived", "[stager]") {
+  HostStream s;
+  std::vector<char> user(10000, 'u');
+  char *bounce = nullptr;
+  mpix::PipelinedStager stg(stage_recv(user, &bounce), 4096);
+  CHECK(stg.pieces() == 1);
+  CHECK(stg.direct_target() == nullptr);
+  REQUIRE(stg.copies_before_wait());
+  std::memset(bounce, 'm', 5000);  // a 5000-byte message: pieces 0 and 1
+  stg.on_piece(5000, 1);
+  REQUIRE(stg.before_wait(*s.ex).is_ok());  // the stream now waits for piece 1
+  stg.on_piece(5000, 2);
+  stg.on_done(received(5000));
+  REQUIRE(s.ex->synchronize().is_ok());
+  CHECK(user[4999] == 'm');
+  CHECK(user[5000] == 'u');
+  uint64_t trigger = 0;
+  REQUIRE(stg.after_wait(*s.ex, &trigger, 1).is_ok());
+  REQUIRE(s.ex->synchronize().is_ok());
+  CHECK(user[5000] == 'u');
+}
+
+TEST_CASE("an agent stager copies on the agent: out at the fire, in by the received length",
+          "[stager]") {
+  HostStream s;
+  std::vector<char> src(64, 's'), user(64, 'u');
+  StagedBuffers b(mpix::host_backend());
+  char *sbounce = nullptr, *rbounce = nullptr;
+  REQUIRE(b.stage(src.data(), 64, MPI_BYTE, &b.out[0], &sbounce, false).is_ok());
+  b.nout = 1;
+  mpix::AgentStager send(std::move(b), -1, 0);
+  std::memset(sbounce, 'z', 64);
+  uint64_t trigger = 0;
+  REQUIRE(send.before_trigger(*s.ex, &trigger, 1).is_ok());
+  REQUIRE(s.ex->synchronize().is_ok());
+  CHECK(sbounce[0] == 'z');  // the stream carries no copy
+  bool copying = false;
+  REQUIRE(send.on_fire(&copying).is_ok());
+  CHECK(copying);
+  CHECK(send.copy_done());
+  CHECK(std::memcmp(sbounce, src.data(), 64) == 0);
+
+  mpix::AgentStager recv(stage_recv(user, &rbounce), -1, 0);
+  REQUIRE(recv.on_fire(&copying).is_ok());
+  CHECK_FALSE(copying);  // a receive has nothing to copy out
+  std::memset(rbounce, 'm', 64);
+  REQUIRE(recv.on_complete(received(0), &copying).is_ok());
+  CHECK_FALSE(copying);
+  REQUIRE(recv.on_complete(received(10), &copying).is_ok());
+  CHECK(copying);
+  CHECK(std::string(user.data(), 11) == "mmmmmmmmmmu");
+  REQUIRE(recv.on_host_wait().is_ok());  // the agent copied: nothing is left
+  CHECK(user[10] == 'u');
+}
