@@ -91,6 +91,30 @@ class ExecStream {
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "this stream cannot copy a length known only at run time");
   }
+  // A staged send's last two steps as one: the copy of @p bytes from @p src to @p dst, then the
+  // store of @p value to @p word, in stream order. Small copies on a GPU stream are done by one
+  // kernel that copies and then stores (can_fuse_copy), saving a copy-engine operation and the
+  // hand-over between the copy engine and the stream's memory operation.
+  virtual bool can_fuse_copy(const void *dst, const void *src, std::size_t bytes) {
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    return false;
+  }
+  virtual Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
+                                 uint64_t value) {
+    Status st = copy_async(dst, src, bytes);
+    return st.is_ok() ? write_value(word, value) : st;
+  }
+  // A staged receive's two steps as one: wait until *@p word reaches @p value, then
+  // copy_prefix_async(@p dst, @p src, @p max_bytes, @p len_word) (one kernel that spins, then
+  // copies, where can_fuse_copy and can_copy_prefix say so).
+  virtual Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst,
+                                       const void *src, std::size_t max_bytes,
+                                       const uint64_t *len_word) {
+    Status st = wait_value(word, value);
+    return st.is_ok() ? copy_prefix_async(dst, src, max_bytes, len_word) : st;
+  }
   // Blocks the calling thread until all work enqueued so far has run.
   virtual Status synchronize() = 0;
   virtual TriggerMode trigger_mode() const = 0;

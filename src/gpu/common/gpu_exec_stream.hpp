@@ -214,6 +214,36 @@ class GpuExecStream final : public ExecStream {
     return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word, skip);
   }
 
+  // Up to kMaxFusedCopy bytes, where the kernel reaches both buffers (the signal words it always
+  // reaches). The hostfn mode keeps its host functions: a kernel store or spin would bypass them.
+  bool can_fuse_copy(const void *dst, const void *src, std::size_t bytes) override {
+    constexpr std::size_t kMaxFusedCopy = 64 * 1024;
+    return Api::kHasKernels && mode_ != TriggerMode::hostfn && bytes <= kMaxFusedCopy &&
+           Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
+  }
+
+  Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
+                         uint64_t value) override {
+    if (!can_fuse_copy(dst, src, bytes))
+      return ExecStream::copy_then_write(dst, src, bytes, word, value);
+    uint64_t dev_word = 0;
+    MPIX_TRY(signals_->device_address(word, &dev_word));
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::copy_write_kernel(s_, dst, src, bytes, dev_word, value);
+  }
+
+  Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
+                               std::size_t max_bytes, const uint64_t *len_word) override {
+    if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word))
+      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word);
+    uint64_t dev_word = 0;
+    MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(word), &dev_word));
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::wait_copy_prefix_kernel(s_, dev_word, value, dst, src, max_bytes, len_word);
+  }
+
   Status synchronize() override {
     DeviceGuard<Api> g(default_ ? device_ : -1);
     MPIX_TRY(g.status());

@@ -104,6 +104,15 @@ struct CudaApi {
   // length read when the kernel runs.
   static Status copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip);
+  // One block copies @p bytes, then stores @p value to the signal word at @p dev_word (a staged
+  // send's copy out and trigger in one stream operation).
+  static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
+                                  uint64_t dev_word, uint64_t value);
+  // Spins until the signal word at @p dev_word reaches @p value, then copies as
+  // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in).
+  static Status wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
+                                        const void *src, std::size_t max_bytes,
+                                        const uint64_t *len_word);
   // Loads mpix's kernels into the current device's context now (see DESIGN.md §7: a lazily
   // loaded kernel launched behind a closed stream wait can deadlock).
   static Status load_kernels();

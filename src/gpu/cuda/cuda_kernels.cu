@@ -100,7 +100,69 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   else copy_prefix_words<unsigned char>(dst, src, n);
 }
 
+// A staged send's copy out and trigger in one kernel of one block: every thread copies its
+// share, the block meets, then one thread makes the copy visible to the host and stores the
+// trigger (the agent reads the bounce buffer once it sees the trigger).
+__global__ void copy_then_store(char *dst, const char *src, unsigned long long n,
+                                volatile unsigned long long *word, unsigned long long value) {
+  const unsigned long long skew =
+      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
+  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
+  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
+  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
+  else copy_prefix_words<unsigned char>(dst, src, n);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    *word = value;
+    __threadfence_system();
+  }
+}
+
+// A staged receive's completion wait and copy in as one kernel of one block: one thread spins
+// on the completion word (a single host-memory reader), the block meets, then all copy the
+// message's prefix as copy_prefix does.
+__global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
+                               char *dst, const char *src, unsigned long long max,
+                               const volatile unsigned long long *len) {
+  __shared__ unsigned long long total;
+  if (threadIdx.x == 0) {
+    while (static_cast<long long>(*word - value) < 0) {
+    }
+    __threadfence_system();
+    total = *len;
+  }
+  __syncthreads();
+  unsigned long long n = total;
+  if (n > max) n = max;
+  const unsigned long long skew =
+      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
+  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
+  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
+  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
+  else copy_prefix_words<unsigned char>(dst, src, n);
+}
+
 }  // namespace
+
+Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
+                                  uint64_t dev_word, uint64_t value) {
+  copy_then_store<<<1, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src), bytes,
+                                    reinterpret_cast<unsigned long long *>(dev_word), value);
+  MPIX_CUDA_CHECK(cudaGetLastError());
+  return {};
+}
+
+Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
+                                        const void *src, std::size_t max_bytes,
+                                        const uint64_t *len_word) {
+  wait_then_copy<<<1, 256, 0, s>>>(reinterpret_cast<const unsigned long long *>(dev_word), value,
+                                   static_cast<char *>(dst), static_cast<const char *>(src),
+                                   max_bytes,
+                                   reinterpret_cast<const unsigned long long *>(len_word));
+  MPIX_CUDA_CHECK(cudaGetLastError());
+  return {};
+}
 
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip) {
@@ -144,6 +206,8 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_run_table));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));
   return {};
 }
 
