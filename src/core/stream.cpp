@@ -5,6 +5,7 @@
 
 #include "base/log.hpp"
 #include "core/agent.hpp"
+#include "core/runtime.hpp"
 #include "core/stream_release.hpp"
 
 namespace mpix {
@@ -101,19 +102,28 @@ Status Stream::exec(ExecStream **out) {
   return exec_->check_live();
 }
 
-namespace {
-
-struct Registry {
+// The Runtime's table of live streams (MPIX_Stream handles).
+class StreamRegistry {
+ public:
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<Stream>> live;
   uint64_t next_id = 1;
 };
 
-Registry &registry() {
-  static Registry *r = new Registry;
-  return *r;
+PartPtr<StreamRegistry> stream_registry_make() {
+  return PartPtr<StreamRegistry>(new StreamRegistry);
+}
+void part_delete(StreamRegistry *r) { delete r; }
+
+void stream_registry_leak_live(StreamRegistry &r) {
+  std::lock_guard<std::mutex> lk(r.mu);
+  for (auto &kv : r.live) runtime_keep_forever(std::move(kv.second));  // ~Runtime says why
+  r.live.clear();
 }
 
+namespace {
+using Registry = StreamRegistry;
+Registry &registry() { return runtime().streams(); }
 }  // namespace
 
 uint64_t stream_new_id() {
@@ -132,7 +142,9 @@ Status stream_register(std::shared_ptr<Stream> s, uint64_t *id) {
 }
 
 std::shared_ptr<Stream> stream_lookup(uint64_t id) {
-  Registry &r = registry();
+  Runtime *rt = runtime_current();  // none before runtime_init or after MPI_Finalize
+  if (!rt) return nullptr;
+  Registry &r = rt->streams();
   std::lock_guard<std::mutex> lk(r.mu);
   auto it = r.live.find(id);
   return it == r.live.end() ? nullptr : it->second;
@@ -141,7 +153,11 @@ std::shared_ptr<Stream> stream_lookup(uint64_t id) {
 Status stream_unregister(uint64_t id) {
   std::shared_ptr<Stream> victim;
   {
-    Registry &r = registry();
+    Runtime *rt = runtime_current();
+    if (!rt)
+      return make_status(MPI_ERR_ARG, "stream handle %#llx is not a live stream (freed twice?)",
+                         static_cast<unsigned long long>(id));
+    Registry &r = rt->streams();
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = r.live.find(id);
     if (it == r.live.end())

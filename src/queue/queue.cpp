@@ -117,21 +117,27 @@ Status Queue::drain() {
 
 namespace {
 
-struct Registry {
+// The Runtime's queues. Those never freed are left alive at MPI_Finalize, as streams are
+// (~Runtime): tearing one down drains its stream, which may wait for an op that never completes.
+struct Registry final : RuntimePart {
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<Queue>> live;
   uint64_t next_id = 1;
+  ~Registry() override {
+    for (auto &kv : live) runtime_keep_forever(std::move(kv.second));
+  }
 };
 
-Registry &registry() {
-  static auto *r = new Registry;  // never destroyed: handles may be used during exit
-  return *r;
+// Null before runtime_init and after MPI_Finalize: no handle is live then.
+Registry *registry() {
+  Runtime *rt = runtime_current();
+  return rt ? &rt->part<Registry>() : nullptr;
 }
 
 }  // namespace
 
 uint64_t queue_register(std::shared_ptr<Queue> q) {
-  Registry &r = registry();
+  Registry &r = *registry();  // after runtime_init (queue_create)
   std::lock_guard<std::mutex> lk(r.mu);
   uint64_t id = r.next_id++;
   r.live.emplace(id, std::move(q));
@@ -139,7 +145,9 @@ uint64_t queue_register(std::shared_ptr<Queue> q) {
 }
 
 std::shared_ptr<Queue> queue_lookup(uint64_t id) {
-  Registry &r = registry();
+  Registry *rp = registry();
+  if (!rp) return nullptr;
+  Registry &r = *rp;
   std::lock_guard<std::mutex> lk(r.mu);
   auto it = r.live.find(id);
   return it == r.live.end() ? nullptr : it->second;
@@ -153,7 +161,7 @@ Status queue_unregister(uint64_t id) {
   MPIX_TRY(q->check_idle());
   // Outside the registry lock: may wait for the native stream.
   MPIX_TRY(q->drain());
-  Registry &r = registry();
+  Registry &r = *registry();  // queue_lookup found it
   std::lock_guard<std::mutex> lk(r.mu);
   r.live.erase(id);
   return {};
