@@ -6,8 +6,7 @@ namespace {
 class RealMpiCalls final : public MpiCalls {
  public:
   int grequest_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free,
-                     MPI_Grequest_cancel_function *cancel, void *extra,
-                     MPI_Request *out) override {
+                     MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *out) override {
     return MPI_Grequest_start(query, free, cancel, extra, out);
   }
   int grequest_complete(MPI_Request r) override { return MPI_Grequest_complete(r); }

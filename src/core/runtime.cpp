@@ -83,13 +83,15 @@ Runtime::~Runtime() {
   //   MPI_COMM_WORLD go after MPI_COMM_SELF's) still hold its ProviderComms, which refer to it;
   // * the staging pool: a device stream may still copy to or from a bounce buffer it holds
   //   (an op never completed), and pinned memory is mapped into the device;
-  // * streams never freed (stream_registry_leak_live): a native stream may still wait for an
-  //   op that will never complete, so synchronising it at teardown would hang;
+  // * the stream registry, with the streams never freed (stream_registry_outlive): a native
+  //   stream may still wait for an op that will never complete, so synchronising it at
+  //   teardown would hang; and MPIX_Stream_free, which needs no MPI, still frees them after
+  //   MPI_Finalize (a C++ wrapper may free its stream then);
   // * ops never retired, with their registry (reported above): a stream may still wait on their
   //   completion words, which come from the process-wide signal pool (never freed either).
   if (provider_) runtime_keep_forever(std::shared_ptr<Provider>(std::move(provider_)));
   runtime_keep_forever(std::shared_ptr<StagingPool>(std::move(staging_pool_)));
-  stream_registry_leak_live(*streams_);
+  stream_registry_outlive(std::move(streams_));
   if (op_registry_size(*ops_)) runtime_keep_forever(std::shared_ptr<OpRegistry>(std::move(ops_)));
 }
 

@@ -7,9 +7,11 @@
 //   request table > op registry > staging pool > agent (started on first use) > parts of the
 //   layers above the engine (queues, partitioned requests, progress threads, ...), in the order
 //   they were first used.
+// What must outlive it goes to runtime_keep_forever (~Runtime lists what and why).
 // Process-wide, outside it (each says why where it is defined): settings and log, signal memory
-// (base/signal_pool.hpp), the waiter's notifier, MPI error codes (base/status.cpp), the stream
-// backends and the host-stream handle set (they work without MPI), the ofi context-id blocks.
+// (base/signal_pool.hpp), the waiter's notifier, profile samples, MPI error codes
+// (base/status.cpp), the stream backends, the host-stream handle set and the device-request
+// table (they work without MPI, also after MPI_Finalize), the ofi context-id blocks.
 #pragma once
 
 #include <atomic>
@@ -50,8 +52,9 @@ PartPtr<OpRegistry> op_registry_make();
 PartPtr<RequestTable> request_table_make();
 PartPtr<StreamRegistry> stream_registry_make();
 PartPtr<StagingPool> staging_pool_make();
-// Lets go of the streams still registered without destroying them (~Runtime says why).
-void stream_registry_leak_live(StreamRegistry &r);
+// Keeps @p r and the streams still in it past the Runtime, where MPIX_Stream_free finds them
+// after MPI_Finalize (~Runtime says why).
+void stream_registry_outlive(PartPtr<StreamRegistry> r);
 // Starts the agent thread, which drives @p prov (core/agent.cpp).
 Status agent_make(Provider *prov, PartPtr<Agent> *out);
 // Stops the agent thread (joins it); the Agent stays until deleted.

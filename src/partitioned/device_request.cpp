@@ -7,7 +7,6 @@
 
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/runtime.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
 #include "partitioned/prequest.hpp"
@@ -29,21 +28,17 @@ struct DeviceRequest {
   std::shared_ptr<PWords> words;  // kept alive while a kernel may use them
 };
 
-// The Runtime's device requests. Those never freed are left alive at MPI_Finalize: a kernel
-// may still read and write their memory.
-struct Registry final : RuntimePart {
+struct Registry {
   std::mutex mu;
   std::unordered_map<const void *, DeviceRequest> live;
-  ~Registry() override {
-    for (auto &kv : live)
-      runtime_keep_forever(std::make_shared<DeviceRequest>(std::move(kv.second)));
-  }
 };
 
-// Null before runtime_init and after MPI_Finalize: no handle is live then.
-Registry *registry() {
-  Runtime *rt = runtime_current();
-  return rt ? &rt->part<Registry>() : nullptr;
+// Process-wide, not the Runtime's (core/runtime.hpp), and never destroyed: a device request is
+// memory a kernel may still use after MPI_Finalize, and freeing it (MPIX_Prequest_free) or
+// reading its host view needs no MPI, so a program may do either after MPI_Finalize.
+Registry &registry() {
+  static auto *r = new Registry;
+  return *r;
 }
 
 // The GPU backend that runs here, or the host backend when none does. Opening a stream on the
@@ -164,16 +159,14 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   MPIX_LOG(debug, "api", "device request %p (%s, %s memory) for %zu partitions", dr.mem, be->name(),
            dr.device_memory ? "device" : "host", n);
   *out = static_cast<MPIX_Prequest>(dr.mem);
-  Registry &reg = *registry();  // the partitioned request exists: after runtime_init
+  Registry &reg = registry();
   std::lock_guard<std::mutex> lk(reg.mu);
   reg.live[dr.mem] = std::move(dr);
   return {};
 }
 
 MPIX_Prequest device_request_host_view(MPIX_Prequest p) {
-  Registry *rp = registry();
-  if (!rp) return nullptr;
-  Registry &reg = *rp;
+  Registry &reg = registry();
   std::lock_guard<std::mutex> lk(reg.mu);
   auto it = reg.live.find(p);
   if (it == reg.live.end()) return nullptr;
@@ -184,15 +177,14 @@ MPIX_Prequest device_request_host_view(MPIX_Prequest p) {
 Status device_request_free(MPIX_Prequest p) {
   DeviceRequest dr;
   {
-    Registry *reg = registry();
-    std::unique_lock<std::mutex> lk;
-    if (reg) lk = std::unique_lock<std::mutex>(reg->mu);
-    auto it = reg ? reg->live.find(p) : decltype(reg->live.find(p)){};
-    if (!reg || it == reg->live.end())
+    Registry &reg = registry();
+    std::lock_guard<std::mutex> lk(reg.mu);
+    auto it = reg.live.find(p);
+    if (it == reg.live.end())
       return make_status(MPI_ERR_ARG, "prequest %p is not a live device request (freed twice?)",
                          static_cast<void *>(p));
     dr = std::move(it->second);
-    reg->live.erase(it);
+    reg.live.erase(it);
   }
 #ifdef MPIX_HAVE_CUDA
   if (dr.device_memory) {

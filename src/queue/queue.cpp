@@ -1,5 +1,6 @@
 #include "queue/queue.hpp"
 
+#include <atomic>
 #include <unordered_map>
 
 #include "base/waiter.hpp"
@@ -117,21 +118,31 @@ Status Queue::drain() {
 
 namespace {
 
-// The Runtime's queues. Those never freed are left alive at MPI_Finalize, as streams are
-// (~Runtime): tearing one down drains its stream, which may wait for an op that never completes.
+struct Registry;
+// The registry the last Runtime left (see ~Registry); null until MPI_Finalize.
+std::atomic<Registry *> g_after_finalize{nullptr};
+
+// The Runtime's queues.
 struct Registry final : RuntimePart {
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<Queue>> live;
   uint64_t next_id = 1;
+  // Queues never freed outlive the Runtime, in a registry of their own: tearing one down
+  // drains its stream, which may wait for an op that never completes; and MPIX_Queue_free,
+  // which needs no MPI, still frees them after MPI_Finalize.
   ~Registry() override {
-    for (auto &kv : live) runtime_keep_forever(std::move(kv.second));
+    if (live.empty()) return;
+    auto left = std::make_shared<Registry>();
+    left->live = std::move(live);
+    g_after_finalize.store(left.get(), std::memory_order_release);
+    runtime_keep_forever(std::move(left));
   }
 };
 
-// Null before runtime_init and after MPI_Finalize: no handle is live then.
+// The Runtime's registry, or the one left after MPI_Finalize (null before runtime_init).
 Registry *registry() {
   Runtime *rt = runtime_current();
-  return rt ? &rt->part<Registry>() : nullptr;
+  return rt ? &rt->part<Registry>() : g_after_finalize.load(std::memory_order_acquire);
 }
 
 }  // namespace

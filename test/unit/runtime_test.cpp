@@ -168,8 +168,8 @@ struct Fixture {
   Fixture() {
     auto calls = std::make_unique<FakeMpi>();
     mpi = calls.get();
-    mpix::runtime_install(std::make_unique<mpix::Runtime>(
-        std::move(calls), std::make_unique<FakeProvider>(seen)));
+    mpix::runtime_install(
+        std::make_unique<mpix::Runtime>(std::move(calls), std::make_unique<FakeProvider>(seen)));
     mpix::Backend *host = nullptr;
     REQUIRE(mpix::backend_get(mpix::StreamKind::host, &host).is_ok());
     std::unique_ptr<mpix::ExecStream> exec;
@@ -284,8 +284,7 @@ TEST_CASE("op_advance takes every transition of the table and refuses all others
   CHECK(legal == 12);
 }
 
-TEST_CASE("an op through the agent: ARMED > TRIGGERED > POSTED > COMPLETE > RETIRED",
-          "[runtime]") {
+TEST_CASE("an op through the agent: ARMED > TRIGGERED > POSTED > COMPLETE > RETIRED", "[runtime]") {
   Fixture f;
   Op *op = f.make_op(/*with_request=*/true);
   CHECK(mpix::request_count() == 1);
@@ -409,8 +408,22 @@ TEST_CASE("the Runtime ends with an op never completed: reported, kept, the agen
     seen = f.seen;
     Op *op = f.make_op(/*with_request=*/true);
     f.submit(op);  // never triggered
-  }  // ~Fixture destroys the Runtime, as MPI_Finalize does
+  }                // ~Fixture destroys the Runtime, as MPI_Finalize does
   CHECK(mpix::runtime_current() == nullptr);
   CHECK(seen->shutdowns.load() == 1);
   CHECK(seen->fired.load() == 0);
+}
+
+TEST_CASE("a stream never freed outlives the Runtime and can still be freed", "[runtime]") {
+  uint64_t id = 0;
+  {
+    Fixture f;
+    REQUIRE(mpix::stream_register(f.stream, &id).is_ok());
+  }  // MPI_Finalize's teardown
+  REQUIRE(mpix::runtime_current() == nullptr);
+  // As MPIX_Stream_free after MPI_Finalize (a C++ wrapper's destructor, say): no MPI needed.
+  REQUIRE(mpix::stream_lookup(id) != nullptr);
+  CHECK(mpix::stream_unregister(id).is_ok());
+  CHECK(mpix::stream_lookup(id) == nullptr);
+  CHECK_FALSE(mpix::stream_unregister(id).is_ok());  // freed twice
 }
