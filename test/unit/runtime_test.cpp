@@ -216,8 +216,10 @@ struct Fixture {
     REQUIRE(stream->exec(&ex).is_ok());
     REQUIRE(ex->write_value(stream->trigger_word(), op->threshold).is_ok());
   }
-  bool completed(const Op *op) {
-    return eventually([&] { return mpix::load_signal(op->done.word) == op->done_value; });
+  bool completed(const Op *op) { return completed(op->done.word, op->done_value); }
+  // For an op that may be gone once complete: its word (signal memory is never freed).
+  bool completed(const uint64_t *word, uint64_t value) {
+    return eventually([&] { return mpix::load_signal(word) == value; });
   }
   // The user frees the request (MPI_Request_free) of a completed op.
   void user_frees(Op *op) {
@@ -314,9 +316,10 @@ TEST_CASE("a post the provider refuses: TRIGGERED > COMPLETE, the stream keeps t
   Fixture f;
   f.seen->refuse_post = true;
   Op *op = f.make_op(/*with_request=*/false);  // blocking: nobody else sees the status
+  const uint64_t *word = op->done.word, value = op->done_value;
   f.submit(op);
-  f.trigger(op);
-  REQUIRE(f.completed(op));
+  f.trigger(op);  // the op is the agent's alone from here: not read again
+  REQUIRE(f.completed(word, value));
   CHECK(f.seen->fired.load() == 1);
   // The agent's was the only reference: retired once complete.
   REQUIRE(eventually([] { return mpix::op_registry_size() == 0; }));
