@@ -114,21 +114,22 @@ class Provider {
   virtual bool progress(std::vector<Op *> &done) = 0;
   // Agent thread: whether ops are posted and not yet complete.
   virtual bool busy() const = 0;
-  // At MPI_Finalize, after the agent thread stopped (provider_shutdown): drop resources.
+  // At MPI_Finalize, after the agent thread stopped (~Runtime): drop resources.
   virtual void shutdown() {}
   // One-line description for mpix_info.
   virtual std::string describe() const = 0;
 };
 
-// The provider of this process, chosen on first use (MPIX_PROVIDER); an error names what was
-// asked and what was tried.
+// The provider of this process (the Runtime's, core/runtime.hpp), chosen on first use
+// (MPIX_PROVIDER); an error names what was asked and what was tried.
 Status provider_get(Provider **out);
 // Why the provider in use was chosen (for mpix_info).
 std::string provider_choice_reason();
-// At MPI_Finalize, once the agent thread has stopped: the chosen provider (if any) drops its
-// resources — ofi closes its endpoint, so that libfabric's shm unlinks its shared-memory region
-// instead of leaving it in /dev/shm for a later process with the same pid to trip over.
-void provider_shutdown();
+// Makes the provider MPIX_PROVIDER names (providers/registry.cpp); *reason says why it was taken.
+// The Runtime calls it once and owns the result; at MPI_Finalize, once the agent thread has
+// stopped, it calls shutdown() — ofi closes its endpoint, so that libfabric's shm unlinks its
+// shared-memory region instead of leaving it in /dev/shm for a later process with the same pid.
+Status provider_choose(std::unique_ptr<Provider> *out, std::string *reason);
 // Providers compiled into this build ("mpi ofi").
 const char *providers_built();
 

@@ -1,8 +1,6 @@
-// Picks the provider of this process (MPIX_PROVIDER) from the table of those built
+// Picks the provider (MPIX_PROVIDER) from the table of those built
 // (provider_entry.hpp; the generated provider_table.inc lists them in the order auto tries).
-#include <atomic>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "base/log.hpp"
@@ -24,12 +22,9 @@ const ProviderEntry *const kProviders[] = {
 #undef MPIX_PROVIDER_ENTRY
 };
 
-std::mutex g_mu;
-Provider *g_provider = nullptr;
-std::atomic<Provider *> g_chosen{nullptr};
-std::string g_reason;
+}  // namespace
 
-Status choose(Provider **out) {
+Status provider_choose(std::unique_ptr<Provider> *out, std::string *reason) {
   const char *want = setting_str(Setting::provider);
   const bool any = std::strcmp(want, "auto") == 0;
   std::string tried;
@@ -47,8 +42,8 @@ Status choose(Provider **out) {
       tried += std::string(e->name) + " (" + st.what() + "); ";
       continue;
     }
-    g_reason = std::string("MPIX_PROVIDER=") + want + ": " + tried + e->name + " (" + why + ")";
-    *out = p.release();
+    *reason = std::string("MPIX_PROVIDER=") + want + ": " + tried + e->name + " (" + why + ")";
+    *out = std::move(p);
     return {};
   }
   if (any)
@@ -57,31 +52,6 @@ Status choose(Provider **out) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "MPIX_PROVIDER=%s: no such provider in this build (built: %s)", want,
                      providers_built());
-}
-
-}  // namespace
-
-Status provider_get(Provider **out) {
-  // Fast path: every enqueue asks; the provider never changes once chosen.
-  if ((*out = g_chosen.load(std::memory_order_acquire))) return {};
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (!g_provider) {
-    MPIX_TRY(choose(&g_provider));
-    MPIX_LOG(info, "api", "provider %s (%s)", g_provider->name(), g_reason.c_str());
-    g_chosen.store(g_provider, std::memory_order_release);
-  }
-  *out = g_provider;
-  return {};
-}
-
-void provider_shutdown() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (g_provider) g_provider->shutdown();
-}
-
-std::string provider_choice_reason() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  return g_reason;
 }
 
 const char *providers_built() {

@@ -23,7 +23,10 @@ struct Blocks {
 };
 
 Blocks &blocks() {
-  static Blocks *b = new Blocks;  // outlives static destructors (comms freed late)
+  // Process-wide, outliving the Runtime (which leaks its provider for the same reason):
+  // communicators whose attributes MPI deletes late in MPI_Finalize, or at exit, give their
+  // context ids back here.
+  static Blocks *b = new Blocks;
   return *b;
 }
 

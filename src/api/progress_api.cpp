@@ -66,25 +66,28 @@ struct ProgressThread {
   }
 };
 
-std::mutex g_mu;
-std::map<uint64_t, std::unique_ptr<ProgressThread>> g_threads;  // by stream id (0: NULL)
-bool g_hooked = false;                                          // at-finalize stop registered
-
 void stop_thread(std::unique_ptr<ProgressThread> t) {
   t->stop.store(true, std::memory_order_release);
   if (t->thread.joinable()) t->thread.join();
 }
 
-// Before MPI_Finalize (the wrapper below) and, if that was not linked in, inside it: threads
-// still running are stopped before MPI goes away.
-void stop_all() {
-  std::map<uint64_t, std::unique_ptr<ProgressThread>> all;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    all.swap(g_threads);
+// The Runtime's progress threads: destroying it (at MPI_Finalize) stops those still running.
+struct ProgressThreads final : RuntimePart {
+  std::mutex mu;
+  std::map<uint64_t, std::unique_ptr<ProgressThread>> live;  // by stream id (0: NULL)
+
+  // Before MPI_Finalize (the wrapper below) and, if that was not linked in, inside it: threads
+  // still running are stopped before MPI goes away.
+  void stop_all() {
+    std::map<uint64_t, std::unique_ptr<ProgressThread>> all;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      all.swap(live);
+    }
+    for (auto &kv : all) stop_thread(std::move(kv.second));
   }
-  for (auto &kv : all) stop_thread(std::move(kv.second));
-}
+  ~ProgressThreads() override { stop_all(); }
+};
 
 Status key_of(MPIX_Stream h, uint64_t *key, std::shared_ptr<Stream> *s) {
   *key = 0;
@@ -96,21 +99,18 @@ Status key_of(MPIX_Stream h, uint64_t *key, std::shared_ptr<Stream> *s) {
 
 Status start_progress_thread(MPIX_Stream h) {
   MPIX_TRY(mpi_ready());
-  MPIX_TRY(runtime_init());  // MPI_THREAD_MULTIPLE, and the at-finalize hook
+  MPIX_TRY(runtime_init());  // MPI_THREAD_MULTIPLE, and the Runtime that stops the threads
   uint64_t key = 0;
   std::shared_ptr<Stream> s;
   MPIX_TRY(key_of(h, &key, &s));
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (!g_hooked) {
-    runtime_at_finalize(stop_all);
-    g_hooked = true;
-  }
-  if (g_threads.count(key)) return {};  // already running: as MPICH, nothing more
+  ProgressThreads &all = runtime().part<ProgressThreads>();
+  std::lock_guard<std::mutex> lk(all.mu);
+  if (all.live.count(key)) return {};  // already running: as MPICH, nothing more
   auto t = std::make_unique<ProgressThread>();
   t->stream = std::move(s);
   ProgressThread *p = t.get();
   t->thread = std::thread([p] { p->run(); });  // std::system_error: MPI_ERR_OTHER (api_guard)
-  g_threads.emplace(key, std::move(t));
+  all.live.emplace(key, std::move(t));
   return {};
 }
 
@@ -118,13 +118,16 @@ Status stop_progress_thread(MPIX_Stream h) {
   uint64_t key = 0;
   std::shared_ptr<Stream> s;
   MPIX_TRY(key_of(h, &key, &s));
+  Runtime *rt = runtime_current();
+  if (!rt) return {};  // none running: as MPICH, nothing to do
+  ProgressThreads &all = rt->part<ProgressThreads>();
   std::unique_ptr<ProgressThread> t;
   {
-    std::lock_guard<std::mutex> lk(g_mu);
-    auto it = g_threads.find(key);
-    if (it == g_threads.end()) return {};  // none running: as MPICH, nothing to do
+    std::lock_guard<std::mutex> lk(all.mu);
+    auto it = all.live.find(key);
+    if (it == all.live.end()) return {};  // none running: as MPICH, nothing to do
     t = std::move(it->second);
-    g_threads.erase(it);
+    all.live.erase(it);
   }
   stop_thread(std::move(t));
   return {};
@@ -151,12 +154,12 @@ int MPIX_Start_progress_thread(MPIX_Stream stream) {
 
 // Progress threads still running are stopped before MPI_Finalize starts (profiling interface;
 // link libmpix before libmpi, as for MPI_Init). Stopping them only inside MPI_Finalize (the
-// at-finalize hook, kept for programs linked the other way) is too late for MPICH 4.0: a
+// Runtime's teardown, kept for programs linked the other way) is too late for MPICH 4.0: a
 // thread that polled while its finalize had begun left its global mutex busy (it then fails an
 // assertion destroying it).
 int MPI_Finalize(void) {
   try {
-    stop_all();
+    if (Runtime *rt = runtime_current()) rt->part<ProgressThreads>().stop_all();
   } catch (...) {
     // a thread that cannot be joined: nothing better to do than to go on finalising
   }

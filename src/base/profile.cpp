@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxSamples = 1 << 20;
 
+// Process-wide, like the log it reports to: the Runtime prints and clears it at MPI_Finalize.
 std::vector<uint32_t> &samples(ProfileStage s) {
   static auto *v = new std::vector<uint32_t>[static_cast<int>(ProfileStage::count_)];
   return v[static_cast<int>(s)];

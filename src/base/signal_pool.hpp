@@ -57,7 +57,9 @@ class SignalPool {
   std::size_t in_use_ = 0;
 };
 
-// The process's pool (never destroyed: GPU streams may still reference its words at exit).
+// The process's pool. Below the Runtime (core/runtime.hpp), not in it: host streams and GPU
+// backends use its words without MPI, and a device maps its memory until the process exits, so
+// it is never destroyed.
 SignalPool &signal_pool();
 
 }  // namespace mpix

@@ -28,7 +28,9 @@ void Notifier::wait(uint64_t seen, std::chrono::microseconds timeout) {
 }
 
 Notifier &notifier() {
-  static Notifier *n = new Notifier;  // never destroyed: threads may use it during exit
+  // Process-wide, below the Runtime: host-stream threads wait on it without MPI, and may during
+  // exit; never destroyed.
+  static Notifier *n = new Notifier;
   return *n;
 }
 

@@ -17,6 +17,7 @@
 #include "core/fault.hpp"
 #include "core/internal_thread.hpp"
 #include "core/op.hpp"
+#include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
@@ -27,6 +28,10 @@ namespace {
 
 thread_local bool t_on_agent = false;  // set on the agent thread (agent_on_thread)
 
+}  // namespace
+
+// One per Runtime (core/runtime.hpp), which makes it on first use and stops it first at
+// MPI_Finalize.
 class Agent {
  public:
   explicit Agent(Provider *prov) : prov_(prov), thread_([this] { run(); }) {}
@@ -338,28 +343,12 @@ void Agent::run() {
   MPIX_LOG(debug, "agent", "stopped");
 }
 
-std::mutex g_agent_mu;
-Agent *g_agent = nullptr;                    // guarded by g_agent_mu
-std::atomic<Agent *> g_agent_fast{nullptr};  // the same, for the enqueue path's lock-free read
+namespace {
 
-Status agent_get(Agent **out) {
-  if ((*out = g_agent_fast.load(std::memory_order_acquire))) return {};
-  std::lock_guard<std::mutex> lk(g_agent_mu);
-  if (!g_agent) {
-    Provider *prov = nullptr;
-    MPIX_TRY(provider_get(&prov));
-    try {
-      g_agent = new Agent(prov);
-    } catch (const std::system_error &e) {
-      return make_status(MPI_ERR_OTHER, "could not start the agent thread: %s", e.what());
-    } catch (const std::bad_alloc &) {
-      return make_status(MPI_ERR_NO_MEM, "out of memory starting the agent");
-    }
-    g_agent_fast.store(g_agent, std::memory_order_release);
-    MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
-  }
-  *out = g_agent;
-  return {};
+// The Runtime's agent once started; null before and after.
+Agent *started_agent() {
+  Runtime *rt = runtime_current();
+  return rt ? rt->agent_started() : nullptr;
 }
 
 }  // namespace
@@ -368,46 +357,51 @@ bool agent_on_thread() { return t_on_agent; }
 
 void agent_submit(Op *op) {
   // agent_start ran before (op_create), and the agent lives until MPI_Finalize.
-  g_agent_fast.load(std::memory_order_acquire)->submit(op);
+  runtime().agent_started()->submit(op);
 }
 
 void agent_abort(Op *op) {
   // The op was submitted, so the agent exists.
-  Agent *a = g_agent_fast.load(std::memory_order_acquire);
-  if (a) a->abort(op);
+  if (Agent *a = started_agent()) a->abort(op);
 }
 
 std::atomic<bool> g_agent_running{false};
 
 Status agent_start_slow() {
+  Runtime *rt = runtime_current();
+  if (!rt) return make_status(MPI_ERR_OTHER, "mpix is not initialised (or MPI was finalised)");
   Agent *a = nullptr;
-  MPIX_TRY(agent_get(&a));
+  MPIX_TRY(rt->agent(&a));
   g_agent_running.store(true, std::memory_order_release);
   return {};
 }
 
 Status agent_add_poller(AgentPoller *p) {
+  Runtime *rt = runtime_current();
+  if (!rt) return make_status(MPI_ERR_OTHER, "mpix is not initialised (or MPI was finalised)");
   Agent *a = nullptr;
-  MPIX_TRY(agent_get(&a));
+  MPIX_TRY(rt->agent(&a));
   a->add_poller(p);
   return {};
 }
 
 void agent_remove_poller(AgentPoller *p) {
-  std::lock_guard<std::mutex> lk(g_agent_mu);
-  if (g_agent) g_agent->remove_poller(p);
+  if (Agent *a = started_agent()) a->remove_poller(p);
 }
 
-void agent_stop() {
-  {
-    std::lock_guard<std::mutex> lk(g_agent_mu);
-    // At MPI_Finalize: no enqueue may run concurrently (mpix calls need an initialised MPI).
-    g_agent_fast.store(nullptr, std::memory_order_release);
-    g_agent_running.store(false, std::memory_order_release);
-    delete g_agent;  // joins the agent thread
-    g_agent = nullptr;
+Status agent_make(Provider *prov, PartPtr<Agent> *out) {
+  try {
+    out->reset(new Agent(prov));
+  } catch (const std::system_error &e) {
+    return make_status(MPI_ERR_OTHER, "could not start the agent thread: %s", e.what());
+  } catch (const std::bad_alloc &) {
+    return make_status(MPI_ERR_NO_MEM, "out of memory starting the agent");
   }
-  provider_shutdown();
+  return {};
 }
+
+void agent_join(Agent &a) { a.stop(); }
+
+void part_delete(Agent *a) { delete a; }
 
 }  // namespace mpix

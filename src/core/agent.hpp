@@ -40,8 +40,6 @@ void agent_submit(Op *op);
 // op_fail: the agent completes the submitted @p op with op->error unless it already fired
 // it; takes over one reference.
 void agent_abort(Op *op);
-// Stops the agent thread (at MPI_Finalize). Ops still held are reported by the caller.
-void agent_stop();
 // Whether the calling thread is the agent's (which must never wait for a stream: the stream may
 // wait for the agent).
 bool agent_on_thread();

@@ -7,6 +7,7 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/request.hpp"
+#include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
@@ -16,13 +17,6 @@ namespace {
 
 const char *peer_word(const Op &op) {
   return op.kind == OpKind::send ? "to" : op.kind == OpKind::recv ? "from" : "on";
-}
-
-// The MPI class of a code from MPI (or of one of ours).
-int class_of(int code) {
-  int cls = MPI_ERR_OTHER;
-  if (MPI_Error_class(code, &cls) != MPI_SUCCESS) cls = MPI_ERR_OTHER;
-  return cls;
 }
 
 }  // namespace
@@ -47,10 +41,10 @@ void op_posted(Op &op) { op_advance(op, OpState::posted); }
 void op_completed(Op &op, const MPI_Status &st) {
   op.status = st;
   if (st.MPI_ERROR == MPI_SUCCESS) return;
+  MpiCalls &mpi = runtime().mpi();
   char text[MPI_MAX_ERROR_STRING] = {0};
-  int len = 0;
-  if (MPI_Error_string(st.MPI_ERROR, text, &len) != MPI_SUCCESS) text[0] = '\0';
-  op.error = make_status(class_of(st.MPI_ERROR), "%s %s rank %d (tag %d): %s", op.call,
+  mpi.error_string(st.MPI_ERROR, text);
+  op.error = make_status(mpi.error_class(st.MPI_ERROR), "%s %s rank %d (tag %d): %s", op.call,
                          peer_word(op), op.peer, op.tag, text);
   MPIX_LOG(error, "agent", "%s", op.error.what().c_str());
   op.status.MPI_ERROR = mpi_error_code(op.error);
@@ -60,8 +54,7 @@ void op_failed(Op &op, Status why) {
   op.status = MPI_Status{};
   op.status.MPI_SOURCE = op.peer;
   op.status.MPI_TAG = op.tag;
-  MPI_Status_set_elements_x(&op.status, MPI_BYTE, 0);
-  MPI_Status_set_cancelled(&op.status, 0);
+  runtime().mpi().status_set_empty(op.status);
   op.error = make_status(why.code(), "%s %s rank %d (tag %d) failed: %s", op.call, peer_word(op),
                          op.peer, op.tag, why.what().c_str());
   MPIX_LOG(error, "agent", "%s", op.error.what().c_str());

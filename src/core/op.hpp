@@ -169,8 +169,10 @@ void op_unref(Op *op);
 // Live-op registry: every op from creation to retirement, for the finalize-time report.
 void op_registry_add(Op *op);
 void op_registry_remove(Op *op);
-// Logs every op never retired; returns how many.
-std::size_t op_registry_report();
+// Logs every op in @p r (the Runtime's, at MPI_Finalize) never retired; returns how many.
+class OpRegistry;
+std::size_t op_registry_report(OpRegistry &r);
+std::size_t op_registry_size(OpRegistry &r);
 std::size_t op_registry_size();
 
 }  // namespace mpix

@@ -1,26 +1,29 @@
-// The live-op registry (core/op.hpp): what the finalize report lists.
+// The live-op registry (core/op.hpp): what the finalize report lists. The Runtime owns it.
 #include <mutex>
 
 #include "base/log.hpp"
 #include "core/op.hpp"
+#include "core/runtime.hpp"
 
 namespace mpix {
-namespace {
 
 // An intrusive doubly linked list: O(1) add/remove with no allocation on the enqueue path.
-struct Registry {
+// Ops left in it when the Runtime goes are reported and left alone (~Runtime).
+class OpRegistry {
+ public:
+  OpRegistry() { head.reg_prev = head.reg_next = &head; }
   std::mutex mu;
   Op head;  // sentinel
   std::size_t size = 0;
   uint64_t next_seq = 0;
-  Registry() { head.reg_prev = head.reg_next = &head; }
 };
 
-Registry &registry() {
-  static Registry *r = new Registry;
-  return *r;
-}
+PartPtr<OpRegistry> op_registry_make() { return PartPtr<OpRegistry>(new OpRegistry); }
+void part_delete(OpRegistry *r) { delete r; }
 
+namespace {
+using Registry = OpRegistry;
+Registry &registry() { return runtime().ops(); }
 }  // namespace
 
 void op_registry_add(Op *op) {
@@ -35,7 +38,10 @@ void op_registry_add(Op *op) {
 }
 
 void op_registry_remove(Op *op) {
-  Registry &r = registry();
+  // After MPI_Finalize (an op retired late) there is no registry left to unlink it from.
+  Runtime *rt = runtime_current();
+  if (!rt) return;
+  Registry &r = rt->ops();
   std::lock_guard<std::mutex> lk(r.mu);
   if (!op->reg_next) return;
   op->reg_prev->reg_next = op->reg_next;
@@ -45,13 +51,16 @@ void op_registry_remove(Op *op) {
 }
 
 std::size_t op_registry_size() {
-  Registry &r = registry();
+  Runtime *rt = runtime_current();
+  return rt ? op_registry_size(rt->ops()) : 0;
+}
+
+std::size_t op_registry_size(OpRegistry &r) {
   std::lock_guard<std::mutex> lk(r.mu);
   return r.size;
 }
 
-std::size_t op_registry_report() {
-  Registry &r = registry();
+std::size_t op_registry_report(OpRegistry &r) {
   std::lock_guard<std::mutex> lk(r.mu);
   for (Op *op = r.head.reg_next; op != &r.head; op = op->reg_next) {
     const char *why = op->state.load() == OpState::complete

@@ -7,11 +7,11 @@
 
 #include "base/log.hpp"
 #include "core/op.hpp"
+#include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 
 namespace mpix {
-namespace {
 
 // MPI_Request -> Op, open addressing with linear probing over a power-of-two table: no
 // allocation per request in steady state (a node-based map allocates on every insert and frees
@@ -19,6 +19,8 @@ namespace {
 // when live entries plus tombstones reach half of it.
 class RequestTable {
  public:
+  std::mutex mu;  // guards all below (the table is the Runtime's, core/runtime.hpp)
+
   void insert(MPI_Request r, Op *op) {
     if (2 * (live_ + tombs_ + 1) > slots_.size()) rebuild();
     Slot *free_slot = nullptr;
@@ -101,10 +103,15 @@ class RequestTable {
   std::size_t mask_ = 0, live_ = 0, tombs_ = 0;
 };
 
-std::mutex g_mu;
-RequestTable &requests() {
-  static auto *t = new RequestTable;
-  return *t;
+PartPtr<RequestTable> request_table_make() { return PartPtr<RequestTable>(new RequestTable); }
+void part_delete(RequestTable *t) { delete t; }
+
+namespace {
+
+// Null before runtime_init and after MPI_Finalize: no handle is an mpix request then.
+RequestTable *requests() {
+  Runtime *rt = runtime_current();
+  return rt ? &rt->requests() : nullptr;
 }
 
 int query_fn(void *extra, MPI_Status *status) {
@@ -154,9 +161,9 @@ int query_fn(void *extra, MPI_Status *status) {
 
 int free_fn(void *extra) {
   auto *op = static_cast<Op *>(extra);
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    requests().erase(op->grequest, op);
+  if (RequestTable *t = requests()) {
+    std::lock_guard<std::mutex> lk(t->mu);
+    t->erase(op->grequest, op);
   }
   op_unref(op);
   return MPI_SUCCESS;
@@ -178,31 +185,43 @@ int cancel_fn(void *extra, int complete) {
 }  // namespace
 
 Status request_start(Op *op) {
+  Runtime &rt = runtime();
   op->refs.fetch_add(1);
-  int rc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
+  int rc = rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
   if (rc != MPI_SUCCESS) {
     op->refs.fetch_sub(1);
     return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
   }
-  std::lock_guard<std::mutex> lk(g_mu);
-  requests().insert(op->grequest, op);
+  RequestTable &t = rt.requests();
+  std::lock_guard<std::mutex> lk(t.mu);
+  t.insert(op->grequest, op);
   return {};
 }
 
 Op *request_find(MPI_Request req, bool take) {
-  std::lock_guard<std::mutex> lk(g_mu);
-  return requests().find(req, take);
+  RequestTable *t = requests();
+  if (!t) return nullptr;
+  std::lock_guard<std::mutex> lk(t->mu);
+  return t->find(req, take);
 }
 
 int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take) {
-  std::lock_guard<std::mutex> lk(g_mu);
+  RequestTable *t = requests();
+  if (!t) {
+    for (int i = 0; i < n; ++i) {
+      ops[i] = nullptr;
+      if (reqs[i] != MPI_REQUEST_NULL) return i;
+    }
+    return -1;
+  }
+  std::lock_guard<std::mutex> lk(t->mu);
   for (int i = 0; i < n; ++i) {
-    ops[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : requests().find(reqs[i], take);
+    ops[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : t->find(reqs[i], take);
     if (reqs[i] != MPI_REQUEST_NULL && !ops[i]) {
       // Put back what was taken (a handle listed twice is found once only).
       if (take)
         for (int k = 0; k < i; ++k)
-          if (ops[k]) requests().insert(reqs[k], ops[k]);
+          if (ops[k]) t->insert(reqs[k], ops[k]);
       return i;
     }
   }
@@ -212,22 +231,25 @@ int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take) {
 void request_complete(Op *op, bool free_now) {
   // Copy the handle: free_fn (run inside MPI_Request_free) may drop the last reference.
   MPI_Request r = op->grequest;
-  int rc = MPI_Grequest_complete(r);
+  MpiCalls &mpi = runtime().mpi();
+  int rc = mpi.grequest_complete(r);
   if (rc != MPI_SUCCESS) MPIX_LOG(error, "agent", "MPI_Grequest_complete failed (%d)", rc);
   if (free_now) {
-    rc = MPI_Request_free(&r);
+    rc = mpi.request_free(&r);
     if (rc != MPI_SUCCESS) MPIX_LOG(error, "agent", "MPI_Request_free failed (%d)", rc);
   }
 }
 
 void request_free(MPI_Request r) {
-  int rc = MPI_Request_free(&r);
+  int rc = runtime().mpi().request_free(&r);
   if (rc != MPI_SUCCESS) MPIX_LOG(error, "api", "MPI_Request_free failed (%d)", rc);
 }
 
 std::size_t request_count() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  return requests().size();
+  RequestTable *t = requests();
+  if (!t) return 0;
+  std::lock_guard<std::mutex> lk(t->mu);
+  return t->size();
 }
 
 }  // namespace mpix

@@ -5,6 +5,7 @@
 
 #include "base/log.hpp"
 #include "core/agent.hpp"
+#include "core/runtime.hpp"
 #include "core/stream_release.hpp"
 
 namespace mpix {
@@ -101,20 +102,40 @@ Status Stream::exec(ExecStream **out) {
   return exec_->check_live();
 }
 
-namespace {
-
-struct Registry {
+// The Runtime's table of live streams (MPIX_Stream handles).
+class StreamRegistry {
+ public:
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<Stream>> live;
   uint64_t next_id = 1;
 };
 
-Registry &registry() {
-  static Registry *r = new Registry;
-  return *r;
+PartPtr<StreamRegistry> stream_registry_make() {
+  return PartPtr<StreamRegistry>(new StreamRegistry);
+}
+void part_delete(StreamRegistry *r) { delete r; }
+
+namespace {
+
+// The registry of the last Runtime, kept after MPI_Finalize with the streams the program had
+// not freed: MPIX_Stream_free needs no MPI, and a C++ wrapper may free its stream only after
+// MPI_Finalize, as it could before the Runtime owned the registry.
+std::atomic<StreamRegistry *> g_after_finalize{nullptr};
+
+using Registry = StreamRegistry;
+Registry &registry() { return runtime().streams(); }
+// The Runtime's registry, or the one left after MPI_Finalize (null before runtime_init).
+Registry *registry_for_handles() {
+  Runtime *rt = runtime_current();
+  return rt ? &rt->streams() : g_after_finalize.load(std::memory_order_acquire);
 }
 
 }  // namespace
+
+void stream_registry_outlive(PartPtr<StreamRegistry> r) {
+  g_after_finalize.store(r.get(), std::memory_order_release);
+  runtime_keep_forever(std::shared_ptr<StreamRegistry>(std::move(r)));
+}
 
 uint64_t stream_new_id() {
   Registry &r = registry();
@@ -132,21 +153,26 @@ Status stream_register(std::shared_ptr<Stream> s, uint64_t *id) {
 }
 
 std::shared_ptr<Stream> stream_lookup(uint64_t id) {
-  Registry &r = registry();
+  Registry *rp = registry_for_handles();
+  if (!rp) return nullptr;
+  Registry &r = *rp;
   std::lock_guard<std::mutex> lk(r.mu);
   auto it = r.live.find(id);
   return it == r.live.end() ? nullptr : it->second;
 }
 
 Status stream_unregister(uint64_t id) {
+  const Status not_live =
+      make_status(MPI_ERR_ARG, "stream handle %#llx is not a live stream (freed twice?)",
+                  static_cast<unsigned long long>(id));
+  Registry *rp = registry_for_handles();
+  if (!rp) return not_live;
   std::shared_ptr<Stream> victim;
   {
-    Registry &r = registry();
+    Registry &r = *rp;
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = r.live.find(id);
-    if (it == r.live.end())
-      return make_status(MPI_ERR_ARG, "stream handle %#llx is not a live stream (freed twice?)",
-                         static_cast<unsigned long long>(id));
+    if (it == r.live.end()) return not_live;
     Stream &s = *it->second;
     if (s.pending_ops.load() > 0)
       return make_status(MPI_ERR_PENDING, "stream has %lld enqueued ops that have not completed",

@@ -7,31 +7,34 @@
 namespace mpix {
 namespace {
 
-std::mutex g_mu;
-MPI_Comm g_probe = MPI_COMM_NULL;
+// The Runtime's probe communicator, freed with it at MPI_Finalize.
+struct TypeProbe final : RuntimePart {
+  std::mutex mu;
+  MPI_Comm comm = MPI_COMM_NULL;
+  ~TypeProbe() override {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
 
-void free_probe() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (g_probe != MPI_COMM_NULL) MPI_Comm_free(&g_probe);
+Status open(TypeProbe &p) {
+  std::lock_guard<std::mutex> lk(p.mu);
+  if (p.comm != MPI_COMM_NULL) return {};
+  MPI_Comm c = MPI_COMM_NULL;
+  MPIX_MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &c));
+  MPIX_MPI_CHECK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+  p.comm = c;
+  return {};
 }
 
 }  // namespace
 
-Status type_probe_open() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (g_probe != MPI_COMM_NULL) return {};
-  MPI_Comm c = MPI_COMM_NULL;
-  MPIX_MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &c));
-  MPIX_MPI_CHECK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
-  g_probe = c;
-  runtime_at_finalize(free_probe);
-  return {};
-}
+Status type_probe_open(Runtime &rt) { return open(rt.part<TypeProbe>()); }
 
 Status type_probe_comm(MPI_Comm *out) {
-  MPIX_TRY(type_probe_open());  // made by runtime_init as a rule
-  std::lock_guard<std::mutex> lk(g_mu);
-  *out = g_probe;
+  TypeProbe &p = runtime().part<TypeProbe>();
+  MPIX_TRY(open(p));  // made by runtime_init as a rule
+  std::lock_guard<std::mutex> lk(p.mu);
+  *out = p.comm;
   return {};
 }
 

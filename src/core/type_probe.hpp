@@ -10,8 +10,11 @@
 
 namespace mpix {
 
-// A duplicate of MPI_COMM_SELF with MPI_ERRORS_RETURN; freed at MPI_Finalize.
-Status type_probe_open();
+class Runtime;
+
+// A duplicate of MPI_COMM_SELF with MPI_ERRORS_RETURN, a part of @p rt (freed with it, at
+// MPI_Finalize).
+Status type_probe_open(Runtime &rt);
 Status type_probe_comm(MPI_Comm *out);
 
 }  // namespace mpix

@@ -33,6 +33,9 @@ struct Registry {
   std::unordered_map<const void *, DeviceRequest> live;
 };
 
+// Process-wide, not the Runtime's (core/runtime.hpp), and never destroyed: a device request is
+// memory a kernel may still use after MPI_Finalize, and freeing it (MPIX_Prequest_free) or
+// reading its host view needs no MPI, so a program may do either after MPI_Finalize.
 Registry &registry() {
   static auto *r = new Registry;
   return *r;

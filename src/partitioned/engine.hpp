@@ -9,13 +9,16 @@
 #include <vector>
 
 #include "core/agent.hpp"
+#include "core/runtime.hpp"
 
 namespace mpix {
 
 class PRequest;
 
-class PartitionedEngine final : public AgentPoller {
+// A part of the Runtime (core/runtime.hpp), made on first use.
+class PartitionedEngine final : public AgentPoller, public RuntimePart {
  public:
+  ~PartitionedEngine() override;
   // Counts a new round of @p r and makes sure the agent drives it.
   void activate(const std::shared_ptr<PRequest> &r);
   // The user freed @p r: keep it until its rounds and its stream's last write are done.
@@ -33,6 +36,7 @@ class PartitionedEngine final : public AgentPoller {
   std::once_flag registered_;
 };
 
+// The Runtime's engine (after runtime_init).
 PartitionedEngine &partitioned_engine();
 
 }  // namespace mpix

@@ -50,14 +50,8 @@ PWords::~PWords() {
   for (const SignalWord &w : part) pool.release(w);
 }
 
-namespace {
-void report_active_at_finalize();
-}
-
 Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI_Datatype dt,
                       int peer, int tag, MPI_Comm comm, std::shared_ptr<PRequest> *out) {
-  static std::once_flag reporter;
-  std::call_once(reporter, [] { runtime_at_finalize(report_active_at_finalize); });
   std::shared_ptr<PRequest> r(new PRequest);
   r->side_ = side;
   r->buf_ = static_cast<char *>(buf);
@@ -340,31 +334,29 @@ Status PRequest::release(bool *released) {
 
 namespace {
 
-struct Registry {
+// The Runtime's partitioned requests (MPI_Request handles of MPIX_Psend_init / _Precv_init).
+struct Registry final : RuntimePart {
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<PRequest>> live;
   uint64_t next_id = 1;
+
+  // At MPI_Finalize: requests whose round was started and never completed are reported, as
+  // enqueued ops never retired are (core/runtime.cpp). Requests never freed are left alive, as
+  // ops are: their teardown calls MPI, and a kernel may still hold their device view.
+  ~Registry() override {
+    std::size_t active = 0;
+    for (auto &kv : live) active += kv.second->report_if_active() ? 1 : 0;
+    if (active)
+      MPIX_LOG(warn, "api", "MPI_Finalize: %zu partitioned request(s) still active (listed above)",
+               active);
+    for (auto &kv : live) runtime_keep_forever(std::move(kv.second));
+  }
 };
 
-Registry &registry() {
-  static auto *r = new Registry;  // never destroyed: handles may be used during exit
-  return *r;
-}
-
-// Requests whose round was started and never completed, reported at MPI_Finalize as enqueued
-// ops never retired are (core/runtime.cpp).
-void report_active_at_finalize() {
-  std::vector<std::shared_ptr<PRequest>> all;
-  {
-    Registry &r = registry();
-    std::lock_guard<std::mutex> lk(r.mu);
-    for (auto &kv : r.live) all.push_back(kv.second);
-  }
-  std::size_t active = 0;
-  for (auto &req : all) active += req->report_if_active() ? 1 : 0;
-  if (active)
-    MPIX_LOG(warn, "api", "MPI_Finalize: %zu partitioned request(s) still active (listed above)",
-             active);
+// Null before runtime_init and after MPI_Finalize.
+Registry *registry() {
+  Runtime *rt = runtime_current();
+  return rt ? &rt->part<Registry>() : nullptr;
 }
 
 }  // namespace
@@ -382,7 +374,7 @@ bool PRequest::report_if_active() {
 }
 
 uint64_t prequest_register(std::shared_ptr<PRequest> req) {
-  Registry &r = registry();
+  Registry &r = *registry();  // after runtime_init
   std::lock_guard<std::mutex> lk(r.mu);
   uint64_t id = r.next_id++;
   r.live.emplace(id, std::move(req));
@@ -390,7 +382,9 @@ uint64_t prequest_register(std::shared_ptr<PRequest> req) {
 }
 
 std::shared_ptr<PRequest> prequest_lookup(uint64_t id) {
-  Registry &r = registry();
+  Registry *rp = registry();
+  if (!rp) return nullptr;
+  Registry &r = *rp;
   std::lock_guard<std::mutex> lk(r.mu);
   auto it = r.live.find(id);
   return it == r.live.end() ? nullptr : it->second;
@@ -399,7 +393,9 @@ std::shared_ptr<PRequest> prequest_lookup(uint64_t id) {
 void prequest_unregister(uint64_t id) {
   std::shared_ptr<PRequest> victim;
   {
-    Registry &r = registry();
+    Registry *rp = registry();
+    if (!rp) return;
+    Registry &r = *rp;
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = r.live.find(id);
     if (it == r.live.end()) return;

@@ -296,9 +296,13 @@ bool PartitionedEngine::poll() {
   return any;
 }
 
-PartitionedEngine &partitioned_engine() {
-  static auto *e = new PartitionedEngine;  // never destroyed: the agent may still poll it
-  return *e;
+PartitionedEngine::~PartitionedEngine() {
+  agent_remove_poller(this);  // the agent has stopped by now (~Runtime); this states the order
+  // Requests still in rounds are left alive, as the Runtime leaves ops never retired: their
+  // teardown calls MPI, and a stream may still wait on their words.
+  for (auto &r : list_) runtime_keep_forever(std::move(r));
 }
+
+PartitionedEngine &partitioned_engine() { return runtime().part<PartitionedEngine>(); }
 
 }  // namespace mpix

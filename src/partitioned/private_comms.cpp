@@ -17,29 +17,29 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   return MPI_SUCCESS;
 }
 
-std::mutex g_mu;
-int g_kv = MPI_KEYVAL_INVALID;  // guarded by g_mu; freed at MPI_Finalize
+// The Runtime's key for the private communicators, made on first use, freed with it at
+// MPI_Finalize. Communicators still carrying the attribute keep the key alive until they are
+// freed.
+struct KeySlot final : RuntimePart {
+  std::mutex mu;
+  int kv = MPI_KEYVAL_INVALID;  // guarded by mu
+  ~KeySlot() override {
+    if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
+  }
+};
 
-void release_keyval() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  // Communicators still carrying the attribute keep the key alive until they are freed.
-  if (g_kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&g_kv);
-}
-
-// Call with g_mu held.
-int keyval() {
-  if (g_kv == MPI_KEYVAL_INVALID) {
+// Call with k.mu held.
+int keyval(KeySlot &k) {
+  if (k.kv == MPI_KEYVAL_INVALID) {
     // Not copied by MPI_Comm_dup: a duplicate gets private communicators of its own.
-    const int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_kv, nullptr);
+    const int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k.kv, nullptr);
     if (rc != MPI_SUCCESS) {
       // Callers' MPI_Comm_get/set_attr then fail with MPI_ERR_KEYVAL, and say so.
       MPIX_LOG(error, "api", "MPI_Comm_create_keyval for partitioned requests failed (%d)", rc);
-      g_kv = MPI_KEYVAL_INVALID;
-      return g_kv;
+      k.kv = MPI_KEYVAL_INVALID;
     }
-    runtime_at_finalize(&release_keyval);
   }
-  return g_kv;
+  return k.kv;
 }
 
 Status make_private(MPI_Comm comm, MPI_Comm *out) {
@@ -63,10 +63,11 @@ PrivateComms::~PrivateComms() {
 }
 
 Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
-  std::lock_guard<std::mutex> lk(g_mu);
+  KeySlot &k = runtime().part<KeySlot>();
+  std::lock_guard<std::mutex> lk(k.mu);
   void *v = nullptr;
   int flag = 0;
-  MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(), &v, &flag));
+  MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(k), &v, &flag));
   if (flag) {
     *out = *static_cast<Holder *>(v);
     return {};
@@ -81,7 +82,7 @@ Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
   MPIX_TRY(make_private(comm, &pc->hdr));
   MPIX_TRY(make_private(comm, &pc->data));
   auto *h = new Holder(pc);
-  int rc = MPI_Comm_set_attr(comm, keyval(), h);
+  int rc = MPI_Comm_set_attr(comm, keyval(k), h);
   if (rc != MPI_SUCCESS) {
     delete h;
     return mpi_status(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);
@@ -93,16 +94,14 @@ Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
 
 namespace {
 
-struct TagSpace {
+// The Runtime's data-tag ranges in use.
+struct TagSpace final : RuntimePart {
   std::mutex mu;
   std::map<int, int> live;  // base -> count
   int cursor = 0;
 };
 
-TagSpace &tags() {
-  static auto *t = new TagSpace;
-  return *t;
-}
+TagSpace &tags() { return runtime().part<TagSpace>(); }
 
 int tag_ub() {
   static const int ub = [] {
@@ -156,8 +155,9 @@ Status data_tags_acquire(int n, int *base) {
 }
 
 void data_tags_release(int base, int n) {
-  if (n == 0) return;
-  TagSpace &t = tags();
+  Runtime *rt = runtime_current();  // none after MPI_Finalize: nothing left to give back to
+  if (n == 0 || !rt) return;
+  TagSpace &t = rt->part<TagSpace>();
   std::lock_guard<std::mutex> lk(t.mu);
   t.live.erase(base);
 }

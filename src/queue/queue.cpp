@@ -1,5 +1,6 @@
 #include "queue/queue.hpp"
 
+#include <atomic>
 #include <unordered_map>
 
 #include "base/waiter.hpp"
@@ -117,21 +118,37 @@ Status Queue::drain() {
 
 namespace {
 
-struct Registry {
+struct Registry;
+// The registry the last Runtime left (see ~Registry); null until MPI_Finalize.
+std::atomic<Registry *> g_after_finalize{nullptr};
+
+// The Runtime's queues.
+struct Registry final : RuntimePart {
   std::mutex mu;
   std::unordered_map<uint64_t, std::shared_ptr<Queue>> live;
   uint64_t next_id = 1;
+  // Queues never freed outlive the Runtime, in a registry of their own: tearing one down
+  // drains its stream, which may wait for an op that never completes; and MPIX_Queue_free,
+  // which needs no MPI, still frees them after MPI_Finalize.
+  ~Registry() override {
+    if (live.empty()) return;
+    auto left = std::make_shared<Registry>();
+    left->live = std::move(live);
+    g_after_finalize.store(left.get(), std::memory_order_release);
+    runtime_keep_forever(std::move(left));
+  }
 };
 
-Registry &registry() {
-  static auto *r = new Registry;  // never destroyed: handles may be used during exit
-  return *r;
+// The Runtime's registry, or the one left after MPI_Finalize (null before runtime_init).
+Registry *registry() {
+  Runtime *rt = runtime_current();
+  return rt ? &rt->part<Registry>() : g_after_finalize.load(std::memory_order_acquire);
 }
 
 }  // namespace
 
 uint64_t queue_register(std::shared_ptr<Queue> q) {
-  Registry &r = registry();
+  Registry &r = *registry();  // after runtime_init (queue_create)
   std::lock_guard<std::mutex> lk(r.mu);
   uint64_t id = r.next_id++;
   r.live.emplace(id, std::move(q));
@@ -139,7 +156,9 @@ uint64_t queue_register(std::shared_ptr<Queue> q) {
 }
 
 std::shared_ptr<Queue> queue_lookup(uint64_t id) {
-  Registry &r = registry();
+  Registry *rp = registry();
+  if (!rp) return nullptr;
+  Registry &r = *rp;
   std::lock_guard<std::mutex> lk(r.mu);
   auto it = r.live.find(id);
   return it == r.live.end() ? nullptr : it->second;
@@ -153,7 +172,7 @@ Status queue_unregister(uint64_t id) {
   MPIX_TRY(q->check_idle());
   // Outside the registry lock: may wait for the native stream.
   MPIX_TRY(q->drain());
-  Registry &r = registry();
+  Registry &r = *registry();  // queue_lookup found it
   std::lock_guard<std::mutex> lk(r.mu);
   r.live.erase(id);
   return {};

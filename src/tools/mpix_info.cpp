@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "base/runtime_lib.hpp"
 #include "base/settings.hpp"
@@ -56,11 +58,14 @@ int main(int argc, char **argv) {
     std::printf("    %s\n", fabric_runtime_lib().describe().c_str());
 #endif
     std::printf("  providers built:    %s\n", providers_built());
-    Provider *p = nullptr;
-    Status st = provider_get(&p);
+    // Chosen here as the Runtime would (mpix_info makes no Runtime: a bad MPIX_* value must not
+    // keep it from listing the settings).
+    std::unique_ptr<Provider> p;
+    std::string why;
+    Status st = provider_choose(&p, &why);
     if (st.is_ok()) {
       std::printf("  provider chosen:    %s\n", p->name());
-      std::printf("    why:              %s\n", provider_choice_reason().c_str());
+      std::printf("    why:              %s\n", why.c_str());
       std::printf("    %s\n", p->describe().c_str());
     } else {
       std::printf("  provider chosen:    none: %s\n", st.what().c_str());

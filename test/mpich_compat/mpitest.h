@@ -33,8 +33,8 @@ static inline int MTestTestIntracomm(MPI_Comm comm) {
   int errs = 0, rank, size, got = -1, sum = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 7, &got, 1, MPI_INT,
-               (rank + size - 1) % size, 7, comm, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 7, &got, 1, MPI_INT, (rank + size - 1) % size,
+               7, comm, MPI_STATUS_IGNORE);
   if (got != (rank + size - 1) % size) errs++;
   MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm);
   if (sum != size * (size - 1) / 2) errs++;

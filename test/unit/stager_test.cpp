@@ -9,11 +9,14 @@
 
 #include "base/waiter.hpp"
 #include "catch.hpp"
+#include "core/mpi_calls.hpp"
+#include "core/runtime.hpp"
 #include "core/staging/agent_stager.hpp"
 #include "core/staging/pipelined_stager.hpp"
 #include "core/staging/stream_stager.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
+#include "providers/provider.hpp"
 
 namespace {
 
@@ -36,9 +39,16 @@ StagedBuffers stage_recv(std::vector<char> &user, char **bounce) {
   return b;
 }
 
+// The bounce-buffer pool belongs to the Runtime: a Runtime of this test's own for each case
+// (its provider is never asked for), destroyed at the end of the case as MPI_Finalize would.
 struct HostStream {
   HostStream() {
+    mpix::runtime_install(std::make_unique<mpix::Runtime>(mpix::mpi_calls(), nullptr));
     REQUIRE(mpix::host_backend()->open_stream(nullptr, mpix::TriggerMode::memop, &ex).is_ok());
+  }
+  ~HostStream() {
+    ex.reset();
+    mpix::runtime_install(nullptr);
   }
   std::unique_ptr<mpix::ExecStream> ex;
 };

@@ -7,6 +7,7 @@
 
 #include "base/log.hpp"
 #include "base/waiter.hpp"
+#include "core/runtime.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {
@@ -74,10 +75,16 @@ class Pool {
   std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
 };
 
-Pool &pool() {
-  static Pool *p = new Pool;  // never destroyed: streams may still copy at exit
-  return *p;
-}
+}  // namespace
+
+// The Runtime's bounce buffers; ~Runtime leaks them on purpose (streams may still copy at exit).
+class StagingPool : public Pool {};
+PartPtr<StagingPool> staging_pool_make() { return PartPtr<StagingPool>(new StagingPool); }
+void part_delete(StagingPool *p) { delete p; }
+
+namespace {
+
+Pool &pool() { return runtime().staging_pool(); }
 
 }  // namespace
 
@@ -89,6 +96,9 @@ void bounce_release(const Bounce &b, const uint64_t *word, uint64_t value) {
   pool().release(b, word, value);
 }
 
-StagingPoolStats staging_pool_stats() { return pool().stats(); }
+StagingPoolStats staging_pool_stats() {
+  Runtime *rt = runtime_current();
+  return rt ? rt->staging_pool().stats() : StagingPoolStats{};
+}
 
 }  // namespace mpix

@@ -7,7 +7,9 @@
 namespace mpix {
 
 Status hip_backend_get(Backend **out) {
-  // Never destroyed: streams and signal registrations may outlive static destruction.
+  // Process-wide, not the Runtime's (core/runtime.hpp), and never destroyed: streams of the
+  // application use it without MPI, and they and its signal registrations outlive MPI_Finalize
+  // and static destruction.
   static auto *b = new GpuBackend<HipApi>;
   MPIX_TRY(b->start());
   *out = b;

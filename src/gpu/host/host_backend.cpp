@@ -154,6 +154,8 @@ class HostBackend final : public Backend {
 
 }  // namespace
 
+// Process-wide, not the Runtime's (core/runtime.hpp), and never destroyed: host streams use it
+// without MPI, before MPI_Init and after MPI_Finalize.
 Backend *host_backend() {
   static HostBackend *b = new HostBackend;
   return b;

@@ -119,6 +119,9 @@ struct mpix_host_stream_s {
 namespace {
 
 // Live handles, so a destroyed or forged handle is refused instead of dereferenced.
+// Process-wide, not the Runtime's (core/runtime.hpp): host streams are made and used without
+// MPI, before MPI_Init and after MPI_Finalize; never destroyed, as a stream may be destroyed
+// during exit.
 std::mutex g_live_mu;
 std::unordered_set<mpix_host_stream_t> &live() {
   static auto *s = new std::unordered_set<mpix_host_stream_t>;
