@@ -108,7 +108,9 @@ Status OfiProvider::arm(Op &op) {
   if (op.kind == OpKind::allreduce || op.peer == MPI_PROC_NULL) return {};
   std::unique_ptr<OfiOp> o;
   MPIX_TRY(prepare(op, &o));
-  if (opt_.native) {
+  // A gated op (Op::gate) fires out of its arming order, which a counter cannot express: it
+  // is posted when fired.
+  if (opt_.native && !op.gate) {
     // Called with the stream's enqueue mutex held: thresholds follow stream order, and so does
     // the order in which the ops enter the counter's trigger list.
     uint64_t threshold = 0;

@@ -360,6 +360,21 @@ void staging_use_agent(Staging &stg, int device) {
   stg.agent_dev = device;
 }
 
+Status staging_use_agent_always(Staging &stg, int device) {
+  for (int i = 0; i < stg.nout; ++i)
+    if (stg.out[i].runs)
+      return make_status(MPI_ERR_TYPE,
+                         "a device buffer with a non-contiguous datatype cannot be staged "
+                         "here (the agent copies dense ranges only)");
+  if (stg.has_in && stg.in.runs)
+    return make_status(MPI_ERR_TYPE,
+                       "a device buffer with a non-contiguous datatype cannot be staged "
+                       "here (the agent copies dense ranges only)");
+  stg.on_agent = true;
+  stg.agent_dev = device;
+  return {};
+}
+
 bool staging_on_agent(const Staging &stg) { return stg.on_agent; }
 
 Status staging_agent_copy_out(Staging &stg) {

@@ -104,6 +104,9 @@ Status staging_copy_in_on_host(Staging &stg);
 // third of that. Call after staging_setup for ops that are not queue ops (a queue op copies
 // out at its start). @p device: the stream's device (-1 for a host stream).
 void staging_use_agent(Staging &stg, int device);
+// Ops no stream runs (a partition's message, src/partitioned): the agent copies whatever the
+// size. MPI_ERR_TYPE for a datatype with gaps (the agent copies dense ranges only).
+Status staging_use_agent_always(Staging &stg, int device);
 bool staging_on_agent(const Staging &stg);
 // Agent thread: issue the copies out of device memory (before the op is posted).
 Status staging_agent_copy_out(Staging &stg);
