@@ -42,6 +42,12 @@ Status buffer_backend(const void *buf, MPI_Datatype dt, Backend **out) {
   return backend_get(StreamKind::host, out);
 }
 
+// Headers go in the order their requests were made: MPI-4 matches the k-th partitioned send
+// to a peer and tag with the k-th partitioned receive there. All wait on this one word, always
+// open, so the agent keeps them in one list, in submission order, and fires them in that order
+// (ops on different words fire in no particular order).
+const uint64_t kHeaderGate = 0;
+
 }  // namespace
 
 PWords::PWords(int partitions) {
@@ -117,10 +123,7 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
   }
   MPIX_TRY(private_comms_get(comm, &r->pc_));
   r->words_ = std::make_shared<PWords>(partitions);
-  // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it (round
-  // holds base from the start): the k-th partitioned send to a peer with a tag matches the
-  // k-th partitioned receive there.
-  const uint64_t now = r->words_->base;
+  // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
     r->header_known_ = true;  // nothing is exchanged; rounds complete as they open
   } else if (side == Side::send) {
@@ -131,11 +134,11 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
     // On failure the destructor gives the tags back.
-    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx,
-                         r->words_->round.word, now, &r->header_op_));
+    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate,
+                         0, &r->header_op_));
   } else {
-    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx,
-                         r->words_->round.word, now, &r->header_op_));
+    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate,
+                         0, &r->header_op_));
   }
   *out = std::move(r);
   return {};
