@@ -28,9 +28,7 @@ namespace {
 thread_local bool t_on_agent = false;  // set on the agent thread (agent_on_thread)
 
 // The word whose value fires @p op: its stream's trigger word, or the gate of a gated op.
-const uint64_t *trigger_of(const Op &op) {
-  return op.gate ? op.gate : op.stream->trigger_word();
-}
+const uint64_t *trigger_of(const Op &op) { return op.gate ? op.gate : op.stream->trigger_word(); }
 
 class Agent {
  public:
@@ -38,8 +36,9 @@ class Agent {
   ~Agent() { stop(); }
 
   // Any thread. A lock-free push onto a stack the agent empties whole: ops of one stream are
-  // submitted under its enqueue mutex, so their push order is their threshold order, which
-  // take_incoming restores by reversing what it takes.
+  // submitted under its enqueue mutex (gated ops of one word in threshold order by their
+  // scheduler), so their push order is their threshold order, which take_incoming restores by
+  // reversing what it takes.
   // The agent is woken only when it sleeps (idle, or napping between polls of armed ops):
   // awake, it takes the op at its next poll. Other sleepers of the notifier (host streams,
   // synchronizing threads) have no use for a new op, so the common case wakes nobody.

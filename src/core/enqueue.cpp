@@ -5,11 +5,11 @@
 
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/stream.hpp"
 #include "core/fault.hpp"
 #include "core/mpi_status.hpp"
 #include "core/request.hpp"
 #include "core/staging.hpp"
+#include "core/stream.hpp"
 
 namespace mpix {
 namespace {

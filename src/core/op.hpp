@@ -94,7 +94,7 @@ struct Op {
   std::shared_ptr<CommCtx> ctx;
   std::shared_ptr<Stream> stream;  // null for a gated op (below)
 
-  uint64_t threshold = 0;   // fire once the stream's trigger word (or *gate) reaches this
+  uint64_t threshold = 0;  // fire once the stream's trigger word (or *gate) reaches this
   // A word of its own that fires the op instead of its stream's trigger word (a partition's
   // word, src/partitioned: partitions become ready in any order). Such an op has no stream.
   const uint64_t *gate = nullptr;

@@ -10,9 +10,9 @@
 #include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/op_create.hpp"
 #include "core/mpi_status.hpp"
 #include "core/op.hpp"
+#include "core/op_create.hpp"
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
@@ -111,8 +111,7 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
   MPIX_TRY(buffer_backend(buf, r->dt_, &r->be_));
   MPI_Count tlb = 0, text = 0;
   MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(r->dt_, &tlb, &text));
-  if (r->be_->kind() != StreamKind::host &&
-      (text != r->type_size_ || r->extent_ != r->type_size_))
+  if (r->be_->kind() != StreamKind::host && (text != r->type_size_ || r->extent_ != r->type_size_))
     return make_status(MPI_ERR_TYPE,
                        "a partitioned device or managed buffer needs a contiguous datatype: "
                        "the agent stages it in dense copies");
@@ -134,11 +133,11 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
     // On failure the destructor gives the tags back.
-    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate,
-                         0, &r->header_op_));
+    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+                         &r->header_op_));
   } else {
-    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate,
-                         0, &r->header_op_));
+    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+                         &r->header_op_));
   }
   *out = std::move(r);
   return {};
@@ -166,8 +165,8 @@ Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int 
                      plan, &op));
   op->gate = gate;
   op->threshold = threshold;
-  op->refs.fetch_add(1, std::memory_order_relaxed);  // the scheduler's, dropped once it saw
-                                                     // the op complete
+  // The engine's reference: it reads the status once the op is complete, then drops it.
+  op->refs.fetch_add(1, std::memory_order_relaxed);
   Status st = op_submit(op);
   if (!st.is_ok()) {
     op->refs.fetch_sub(1, std::memory_order_relaxed);

@@ -213,8 +213,7 @@ void PRequest::engine_cancel() {
   for (Op *op : piece_ops_) {
     if (!op) continue;
     if (op->state.load(std::memory_order_relaxed) == OpState::armed)
-      op_fail(*op, make_status(MPI_ERR_REQUEST,
-                               "the round was abandoned after a device misuse"));
+      op_fail(*op, make_status(MPI_ERR_REQUEST, "the round was abandoned after a device misuse"));
     orphans_.push_back(op);
   }
   piece_ops_.clear();

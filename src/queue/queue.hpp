@@ -1,10 +1,11 @@
 // An HPE-style queue (MPIX_Queue), the queue front end's scheduler (QueueScheduler): enqueued
-// ops (core/op_create.hpp) wait in FIFO order on the queue's trigger counter. The queue runs on a private mpix Stream over the user's native stream, so it has a
-// trigger word of its own: MPIX_Enqueue_start number N writes base + N to it in stream order,
-// and every op enqueued before start N carries threshold base + N. The agent fires ops once
-// their stream's trigger word reaches their threshold (core/agent.cpp), exactly as for the
-// stream API, so each start fires exactly the ops enqueued before it. Several queues on one
-// native stream are several private Streams, each with its own word.
+// ops (core/op_create.hpp) wait in FIFO order on the queue's trigger counter. The queue runs on a
+// private mpix Stream over the user's native stream, so it has a trigger word of its own:
+// MPIX_Enqueue_start number N writes base + N to it in stream order, and every op enqueued before
+// start N carries threshold base + N. The agent fires ops once their stream's trigger word reaches
+// their threshold (core/agent.cpp), exactly as for the stream API, so each start fires exactly the
+// ops enqueued before it. Several queues on one native stream are several private Streams, each
+// with its own word.
 //
 // Device buffers are staged as on the stream API (core/staging.hpp), in the queue's stream
 // order: a send's copy out of device memory goes right before the trigger of the start that

@@ -136,7 +136,8 @@ struct DeviceInts {
   int *p = nullptr;
   DeviceInts(std::size_t n, bool managed) {
     void **pp = reinterpret_cast<void **>(&p);
-    CUDA_REQUIRE(managed ? cudaMallocManaged(pp, n * sizeof(int)) : cudaMalloc(pp, n * sizeof(int)));
+    CUDA_REQUIRE(managed ? cudaMallocManaged(pp, n * sizeof(int))
+                         : cudaMalloc(pp, n * sizeof(int)));
     CUDA_REQUIRE(cudaMemset(p, 0xff, n * sizeof(int)));
     CUDA_REQUIRE(cudaDeviceSynchronize());
   }
