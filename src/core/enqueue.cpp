@@ -66,10 +66,10 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   plan.request = request != nullptr;
   plan.chunk = ctx->prov ? ctx->prov->staging_chunk() : 0;
   plan.agent_may_copy = true;
+  ExecStream *ex = nullptr;
+  MPIX_TRY(ctx->stream->exec(&ex));
   Op *op = nullptr;
   MPIX_TRY(op_create(a, plan, &op));
-  ExecStream *ex = nullptr;
-  MPIX_TRY(op->stream->exec(&ex));  // op_create asked already: cannot fail now
   if (!request) {
     op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
     op->flags.store(kOpWaitEnqueued);
