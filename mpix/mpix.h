@@ -419,12 +419,16 @@ typedef struct mpix_prequest_s *MPIX_Prequest;
  * communicator is collective over it (mpix makes that duplicate; MPI has no tag space reserved
  * for libraries); later inits on it are local.
  *
- * The buffer must be host-accessible (host, pinned or managed memory): the partitions are
- * posted to MPI from the host. @p info is accepted and ignored (MPI_INFO_NULL is fine).
+ * Each partition travels as one message of the provider in use (MPIX_PROVIDER). A device or
+ * managed buffer is staged through pinned host bounce buffers where the provider cannot read
+ * device memory, as for every other operation: the agent copies a partition out once it is
+ * marked ready, and a received one in before it is marked arrived. @p info is accepted and
+ * ignored (MPI_INFO_NULL is fine).
  * @return MPI_SUCCESS, MPI_ERR_COMM (null or intercommunicator), MPI_ERR_COUNT (negative,
  *         or a partition of more than INT_MAX elements), MPI_ERR_ARG (negative partitions,
- *         null @p request), MPI_ERR_TYPE, MPI_ERR_BUFFER (null or device memory), MPI_ERR_RANK,
- *         MPI_ERR_TAG (wildcards are not allowed).
+ *         null @p request), MPI_ERR_TYPE (also: a non-contiguous datatype on a device or
+ *         managed buffer), MPI_ERR_BUFFER (null), MPI_ERR_RANK, MPI_ERR_TAG (wildcards are not
+ *         allowed; or a tag the provider cannot carry).
  */
 int MPIX_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Info info, MPIX_Request *request);

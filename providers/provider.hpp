@@ -100,8 +100,9 @@ class Provider {
   }
   // Enqueuing thread, under the stream's enqueue mutex, before the stream can reach the op:
   // *@p fire holds the engine's way of firing it on @p ex (its trigger word, to the op's last
-  // threshold); the provider may replace it. Native-trigger providers post here.
-  virtual Status arm(Op &op, ExecStream &ex, FireRecipe *fire) {
+  // threshold); the provider may replace it. Native-trigger providers post here. Both null for
+  // an op no stream fires now (a queue op, fired at MPIX_Enqueue_start; a gated op).
+  virtual Status arm(Op &op, ExecStream *ex, FireRecipe *fire) {
     (void)op;
     (void)ex;
     (void)fire;

@@ -40,7 +40,7 @@ class OfiProvider final : public Provider {
   Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override;
   Status comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) override;
   Status validate(const Op &op) override;
-  Status arm(Op &op, ExecStream &ex, FireRecipe *fire) override;
+  Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
   Status fire(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override;

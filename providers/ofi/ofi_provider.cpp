@@ -104,7 +104,7 @@ ssize_t OfiProvider::post(OfiOp &o, uint64_t flags) {
   return o.is_send ? fi_tsendmsg(fabric_->ep(), &m, flags) : fi_trecvmsg(fabric_->ep(), &m, flags);
 }
 
-Status OfiProvider::arm(Op &op, ExecStream &ex, FireRecipe *fire) {
+Status OfiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
   // The stream fires its triggered ops as any other: the agent sees the trigger word and
   // raises the op's counter (fire()).
   (void)ex;
@@ -112,7 +112,9 @@ Status OfiProvider::arm(Op &op, ExecStream &ex, FireRecipe *fire) {
   if (op.kind == OpKind::allreduce || op.peer == MPI_PROC_NULL) return {};
   std::unique_ptr<OfiOp> o;
   MPIX_TRY(prepare(op, &o));
-  if (opt_.native) {
+  // A gated op (Op::gate) fires out of its arming order, which a counter cannot express: it
+  // is posted when fired.
+  if (opt_.native && !op.gate) {
     // Called with the stream's enqueue mutex held: thresholds follow stream order, and so does
     // the order in which the ops enter the counter's trigger list.
     uint64_t threshold = 0;

@@ -118,9 +118,14 @@ Status setting_parse(Setting s, const char *value, long *n) {
       if (n) *n = v;
       return {};
     }
-    case SettingKind::one_of:
+    case SettingKind::one_of: {
       if (!is_word_of(value, std::strlen(value), i.words, '|')) return bad("not a valid value");
+      // Numeric words ("0|1") are read as numbers by setting_long.
+      long v = 0;
+      bool overflow = false;
+      if (n && parse_decimal(value, &v, &overflow)) *n = v;
       return {};
+    }
     case SettingKind::list_of: {
       if (std::strcmp(value, i.all) == 0) return {};
       for (const char *p = value;;) {

@@ -28,6 +28,9 @@ namespace {
 
 thread_local bool t_on_agent = false;  // set on the agent thread (agent_on_thread)
 
+// The word whose value fires @p op: its stream's trigger word, or the gate of a gated op.
+const uint64_t *trigger_of(const Op &op) { return op.gate ? op.gate : op.stream->trigger_word(); }
+
 }  // namespace
 
 // One per Runtime (core/runtime.hpp), which makes it on first use and stops it first at
@@ -38,8 +41,9 @@ class Agent {
   ~Agent() { stop(); }
 
   // Any thread. A lock-free push onto a stack the agent empties whole: ops of one stream are
-  // submitted under its enqueue mutex, so their push order is their threshold order, which
-  // take_incoming restores by reversing what it takes.
+  // submitted under its enqueue mutex (gated ops of one word in threshold order by their
+  // scheduler), so their push order is their threshold order, which take_incoming restores by
+  // reversing what it takes.
   // The agent is woken only when it sleeps (idle, or napping between polls of armed ops):
   // awake, it takes the op at its next poll. Other sleepers of the notifier (host streams,
   // synchronizing threads) have no use for a new op, so the common case wakes nobody.
@@ -111,7 +115,7 @@ class Agent {
   std::mutex poll_mu_;  // held while pollers run, so remove_poller() waits them out
   std::vector<AgentPoller *> pollers_;
   // Agent-thread state.
-  std::unordered_map<Stream *, Armed> armed_;
+  std::unordered_map<const uint64_t *, Armed> armed_;  // by trigger word (trigger_of)
   std::size_t armed_count_ = 0;
   std::vector<Op *> done_;
   std::vector<Op *> copying_in_;  // STAGING_IN: complete once their copy in has run
@@ -135,8 +139,8 @@ bool Agent::take_incoming() {
   }
   for (Op *op = oldest; op;) {
     Op *next = op->submit_next;
-    Armed &a = armed_[op->stream.get()];
-    a.trigger = op->stream->trigger_word();
+    Armed &a = armed_[trigger_of(*op)];
+    a.trigger = trigger_of(*op);
     a.ops.push_back(op);
     ++armed_count_;
     op = next;
@@ -156,7 +160,7 @@ bool Agent::take_aborted() {
   while (op) {
     Op *next = op->abort_next;
     if (op->state.load(std::memory_order_relaxed) == OpState::armed) {
-      auto it = armed_.find(op->stream.get());
+      auto it = armed_.find(trigger_of(*op));
       if (it != armed_.end()) {
         std::deque<Op *> &q = it->second.ops;
         for (auto o = q.begin(); o != q.end(); ++o)
@@ -243,6 +247,7 @@ bool Agent::fire_reached() {
 void Agent::profile_seen(Op *op) {
   uint64_t t = profile_now_ns();
   op->t_seen = t;
+  if (!op->stream) return;  // a gated op: no stream whose turnaround it could measure
   StreamTimes &st = prof_[op->stream.get()];
   // A trigger seen after a completion on the same stream may have waited for it.
   if (st.done > st.seen) profile_record(ProfileStage::turnaround, t - st.done);
@@ -296,7 +301,7 @@ void Agent::finish(Op *op) {
     op_complete(*op);
     const uint64_t t = profile_now_ns();
     profile_record(ProfileStage::complete, t - t_complete);
-    prof_[s].done = t;
+    if (s) prof_[s].done = t;
     return;
   }
   op_complete(*op);

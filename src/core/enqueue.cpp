@@ -1,135 +1,30 @@
 #include "core/enqueue.hpp"
 
-#include <atomic>
-#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "base/waiter.hpp"
-#include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/mpi_status.hpp"
-#include "core/named_types.hpp"
 #include "core/request.hpp"
-#include "core/runtime.hpp"
 #include "core/stager.hpp"
-#include "gpu/gpu_aware_mpi.hpp"
+#include "core/stream.hpp"
+#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {
 
-// Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
-// right after a nonblocking call that uses it.
-Status hold_datatype(Op &op, MPI_Datatype dt) {
-  bool named = false;
-  MPIX_TRY(datatype_is_named(dt, &named));
-  if (named) {
-    op.dt = dt;
-    return {};
-  }
-  MPIX_MPI_CHECK(MPI_Type_dup(dt, &op.dt));
-  op.dt_owned = true;
-  return {};
-}
-
-// Frees an op that never reached the agent.
-void discard(Op *op) {
-  if (op->grequest != MPI_REQUEST_NULL) {
-    // free_fn drops the request's reference; the map entry goes with it.
-    MPI_Grequest_complete(op->grequest);
-    MPI_Request r = op->grequest;
-    MPI_Request_free(&r);
-  }
-  op_unref(op);
-}
-
-const char *call_name(OpKind kind, bool nonblocking, bool queued) {
+const char *call_name(OpKind kind, bool nonblocking) {
   switch (kind) {
     case OpKind::send:
-      if (queued) return "MPIX_Enqueue_send";
       return nonblocking ? "MPIX_Isend_enqueue" : "MPIX_Send_enqueue";
     case OpKind::recv:
-      if (queued) return "MPIX_Enqueue_recv";
       return nonblocking ? "MPIX_Irecv_enqueue" : "MPIX_Recv_enqueue";
     case OpKind::allreduce:
       break;
   }
   return "MPIX_Allreduce_enqueue";
-}
-
-// Everything of an enqueue that can fail, before the agent sees the op: on failure nothing is
-// left behind. *ex: the stream that runs it; *prov_out: the provider.
-// The callers (the API layer, the queue) have run runtime_init.
-Status op_create(const EnqueueArgs &a, bool want_request, Op **out, ExecStream **ex,
-                 Provider **prov_out) {
-  const bool queued = a.queue_stream != nullptr;
-  std::shared_ptr<CommCtx> ctx = a.queue_ctx;
-  if (!queued) {
-    MPIX_TRY(comm_ctx_get(a.comm, &ctx));
-    if (!ctx || !ctx->stream)
-      return make_status(MPI_ERR_COMM,
-                         "communicator has no stream (make one with "
-                         "MPIX_Stream_comm_create)");
-  }
-  if (queued && !want_request) return make_status(MPI_ERR_ARG, "queue ops need a request");
-  const std::shared_ptr<Stream> &stream = queued ? a.queue_stream : ctx->stream;
-  Provider *prov = nullptr;
-  MPIX_TRY(provider_get(&prov));
-  MPIX_TRY(stream->exec(ex));
-  MPIX_TRY(agent_start());            // so that agent_submit cannot fail
-  const bool faults = fault_armed();  // test hook (core/fault.hpp)
-  if (faults) MPIX_TRY(fault_hit("op_create"));
-
-  auto *op = new Op;
-  op_registry_add(op);
-  op->kind = a.kind;
-  op->call = call_name(a.kind, want_request, queued);
-  op->sbuf = a.sbuf;
-  op->rbuf = a.rbuf;
-  op->count = a.count;
-  op->reduce_op = a.reduce_op;
-  op->peer = a.peer;
-  op->tag = a.tag;
-  op->comm = a.comm;
-  op->ctx = ctx;
-  op->stream = stream;
-  op->done = signal_pool().acquire();
-  // The word's last value was written by its previous op's completion: wait for the next one.
-  op->done_value = load_signal(op->done.word) + 1;
-  Status st = hold_datatype(*op, a.dt);
-  if (faults && st.is_ok()) st = fault_hit("datatype");
-  if (st.is_ok()) st = prov->validate(*op);
-  if (faults && st.is_ok()) st = fault_hit("validate");
-  // Device buffers the provider cannot reach go through pinned bounce buffers.
-  // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE).
-  const ProviderCaps caps = prov->caps();
-  // Same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
-  const bool unstaged = caps.device_memory ||
-                        (caps.mpi_buffers && aware_choice(stream->backend()->kind()).direct) ||
-                        prov->reads_device(*op);
-  if (st.is_ok() && !unstaged) {
-    StagingPlan plan;
-    plan.backend = stream->backend();
-    plan.exec = *ex;
-    plan.provider = prov;
-    // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
-    plan.chunk = !queued && ctx->prov ? ctx->prov->staging_chunk() : 0;
-    // A queue op copies out at its start, on the stream; provider ofi keeps the stream's copies
-    // (ProviderCaps::agent_copies).
-    plan.agent_copies = !queued && caps.agent_copies;
-    st = staging_setup(*op, plan);
-  }
-  if (faults && st.is_ok()) st = fault_hit("staging_setup");
-  if (st.is_ok() && want_request) st = request_start(op);
-  if (faults && st.is_ok()) st = fault_hit("request_start");
-  if (!st.is_ok()) {
-    discard(op);
-    return st;
-  }
-  *out = op;
-  *prov_out = prov;
-  return {};
 }
 
 // Runs @p fire (Provider::arm's answer) for a nonblocking op: a trigger write waits for the
@@ -172,11 +67,23 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
 }  // namespace
 
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status) {
-  Op *op = nullptr;
+  std::shared_ptr<CommCtx> ctx;
+  MPIX_TRY(comm_ctx_get(a.comm, &ctx));
+  if (!ctx || !ctx->stream)
+    return make_status(MPI_ERR_COMM,
+                       "communicator has no stream (make one with "
+                       "MPIX_Stream_comm_create)");
+  OpPlan plan;
+  plan.call = call_name(a.kind, request != nullptr);
+  plan.ctx = ctx;
+  plan.stream = ctx->stream;
+  plan.request = request != nullptr;
+  plan.chunk = ctx->prov ? ctx->prov->staging_chunk() : 0;
+  plan.agent_may_copy = true;
   ExecStream *ex = nullptr;
-  Provider *prov = nullptr;
-  MPIX_TRY(op_create(a, request != nullptr, &op, &ex, &prov));
-  const bool queued = a.queue_stream != nullptr;
+  MPIX_TRY(ctx->stream->exec(&ex));
+  Op *op = nullptr;
+  MPIX_TRY(op_create(a, plan, &op));
   if (!request) {
     op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
     op->flags.store(kOpWaitEnqueued);
@@ -187,34 +94,28 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
 
   Stream &s = *op->stream;
   std::lock_guard<std::mutex> lk(s.enqueue_mutex());
-  op->threshold = queued ? a.queue_threshold : s.next_threshold();
+  op->threshold = s.next_threshold();
   // A chunked send has one threshold per piece; the op's fire recipe writes the last.
   const std::shared_ptr<Stager> stg = op->stager;
   FireRecipe fire{s.trigger_word(), op->threshold};
   if (stg)
     for (uint64_t i = 1; i < stg->pieces(); ++i) fire.value = s.next_threshold();
-  const bool faults = fault_armed();
-  Status st = prov->arm(*op, *ex, &fire);
-  if (faults && st.is_ok()) st = fault_hit("arm");
+  // The point of no return: once submitted, the agent owns the op and fires it once the stream
+  // writes the threshold. A failure from here on fails the op (op_fail); the error reaches the
+  // caller at the wait (nonblocking) or from this call (blocking), and nothing is left behind.
+  Status st = op_submit(op, ex, &fire);
   if (!st.is_ok()) {
     if (!request) op->refs.fetch_sub(1, std::memory_order_relaxed);
-    discard(op);
+    op_discard(op);
     return st;
   }
-  s.pending_ops.fetch_add(1);
-  op->ctx->pending_ops.fetch_add(1);
-  // The point of no return: the agent owns the op and fires it once the stream writes the
-  // threshold. A failure from here on fails the op (op_fail); the error reaches the caller at
-  // the wait (nonblocking) or from this call (blocking), and nothing is left behind.
-  agent_submit(op);
-  // A queue op reads its buffer at its start: Queue::start copies out then.
-  if (stg && !queued) {
+  const bool faults = fault_armed();
+  if (stg) {
     if (faults) st = fault_hit("copy_out");
     if (st.is_ok()) st = stg->before_trigger(*ex, s.trigger_word(), op->threshold);
   }
   if (request) {
-    // A queue op is fired by MPIX_Start (Queue::start).
-    if (st.is_ok() && !queued) st = run_fire(s, *ex, fire);
+    if (st.is_ok()) st = run_fire(s, *ex, fire);
     if (!st.is_ok()) op_fail(*op, std::move(st));
     *request = op->grequest;
     return {};

@@ -1,52 +1,19 @@
-// The enqueue path shared by every *_enqueue call: make an op, hand it to the agent, and put
-// its trigger (and, for blocking calls, its completion wait) on the stream in stream order.
+// The stream front end's scheduler (StreamScheduler), behind every MPIX_*_enqueue call: makes
+// the op (core/op_create.hpp) on the communicator's stream, gives it the stream's next trigger
+// threshold, hands it to the agent, and puts its staging copies and its trigger (written now, or
+// deferred to the next stream wait where the stream batches triggers) and, for blocking calls,
+// its completion wait on the stream in stream order; MPIX_Wait_enqueue batches the waits.
 #pragma once
 
 #include <mpi.h>
 
-#include <memory>
-
 #include "base/status.hpp"
-#include "core/op.hpp"
+#include "core/op_create.hpp"
 
 namespace mpix {
 
 class Stream;
 class ExecStream;
-
-struct EnqueueArgs {
-  OpKind kind = OpKind::send;
-  const void *sbuf = nullptr;
-  void *rbuf = nullptr;
-  int count = 0;
-  MPI_Datatype dt = MPI_DATATYPE_NULL;
-  MPI_Op reduce_op = MPI_OP_NULL;
-  int peer = MPI_PROC_NULL;
-  int tag = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
-  // HPE queue ops (src/queue): the op runs on the queue's private stream with this context and
-  // fires once that stream's trigger word reaches `queue_threshold`, which a later
-  // MPIX_Enqueue_start writes; enqueue_op then writes nothing to the stream, and leaves the
-  // staging copies of device buffers (op.stager) to the queue. Needs a request.
-  std::shared_ptr<Stream> queue_stream;
-  std::shared_ptr<CommCtx> queue_ctx;
-  uint64_t queue_threshold = 0;
-};
-
-// The arguments of one point-to-point op (a send from, or a receive into, @p buf).
-inline EnqueueArgs p2p_args(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer,
-                            int tag, MPI_Comm comm) {
-  EnqueueArgs a;
-  a.kind = kind;
-  if (kind == OpKind::send) a.sbuf = buf;
-  else a.rbuf = const_cast<void *>(buf);
-  a.count = count;
-  a.dt = dt;
-  a.peer = peer;
-  a.tag = tag;
-  a.comm = comm;
-  return a;
-}
 
 // Call after runtime_init. Nonblocking when @p request is non-null (a generalized request is
 // returned); otherwise the stream waits for completion and @p status (may be null) is filled in

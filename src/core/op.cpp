@@ -102,10 +102,13 @@ void op_complete(Op &op) {
   // A failure with no MPI_Status to go to and no host wait to see it (a blocking op, or a
   // stream wait with MPI_STATUS_IGNORE): the stream keeps it (a failed MPIX_Send_enqueue was
   // once seen only in the log). Not if its call reported the failure itself.
-  if (op.status.MPI_ERROR != MPI_SUCCESS && !user_status && !(old & kOpNoStatus) &&
-      (op.grequest == MPI_REQUEST_NULL || (old & kOpWaitEnqueued)))
-    op.stream->record_error(op.status.MPI_ERROR);
-  op.stream->pending_ops.fetch_sub(1);
+  // A gated op (no stream) has its owner read the status after the completion word.
+  if (op.stream) {
+    if (op.status.MPI_ERROR != MPI_SUCCESS && !user_status && !(old & kOpNoStatus) &&
+        (op.grequest == MPI_REQUEST_NULL || (old & kOpWaitEnqueued)))
+      op.stream->record_error(op.status.MPI_ERROR);
+    op.stream->pending_ops.fetch_sub(1);
+  }
   op.ctx->pending_ops.fetch_sub(1);
   // Drop the op's hold on the communicator context before the stream can pass its wait: the
   // context's end is what tells MPIX_Stream_free that no communicator uses the stream any more,

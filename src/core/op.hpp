@@ -92,9 +92,12 @@ struct Op {
   int tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
   std::shared_ptr<CommCtx> ctx;
-  std::shared_ptr<Stream> stream;
+  std::shared_ptr<Stream> stream;  // null for a gated op (below)
 
-  uint64_t threshold = 0;   // fire once the stream's trigger word reaches this
+  uint64_t threshold = 0;  // fire once the stream's trigger word (or *gate) reaches this
+  // A word of its own that fires the op instead of its stream's trigger word (a partition's
+  // word, src/partitioned: partitions become ready in any order). Such an op has no stream.
+  const uint64_t *gate = nullptr;
   SignalWord done;          // completion word
   uint64_t done_value = 0;  // written to `done` at completion
 

@@ -115,6 +115,11 @@ struct StagingPlan {
   Provider *provider = nullptr;  // asked whether a receive may be delivered into device memory
   std::size_t chunk = 0;         // MPIX_STAGING_CHUNK of the op's communicator (0: off)
   bool agent_copies = false;     // the agent may copy (provider allows, not a queue op)
+  // An op no stream runs (a partition's message, src/partitioned): the agent copies whatever
+  // the size, on @p device (-1: its current one); exec is null. A datatype with gaps is
+  // MPI_ERR_TYPE (the agent copies dense ranges only).
+  bool agent_always = false;
+  int device = -1;
 };
 
 // Stages @p op's device or managed buffers through bounce buffers, if it has any (the provider

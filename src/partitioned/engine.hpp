@@ -1,6 +1,8 @@
-// The agent's share of partitioned communication: an AgentPoller that drives every request
-// with a round in progress (or a stream wait still to pass). It holds a reference to each, so
-// a request freed by the user stays alive until the agent and the streams are done with it.
+// The agent's share of partitioned communication, the partition front end's scheduler
+// (PartitionScheduler): an AgentPoller that drives every request with a round in progress (or
+// a stream wait, a header or a message of an abandoned round still to pass), making its
+// messages as gated ops (prequest_engine.cpp). It holds a reference to each, so a request
+// freed by the user stays alive until the agent, the provider and the streams are done with it.
 #pragma once
 
 #include <atomic>

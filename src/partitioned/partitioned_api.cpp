@@ -7,7 +7,6 @@
 #include "api/checks.hpp"
 #include "api/errors.hpp"
 #include "core/runtime.hpp"
-#include "gpu/backend.hpp"
 #include "mpix/mpix.h"
 #include "partitioned/device_request.hpp"
 #include "partitioned/prequest.hpp"
@@ -30,27 +29,6 @@ MPI_Comm comm_of(MPIX_Request h) {
   if (h == MPIX_REQUEST_NULL) return MPI_COMM_NULL;
   std::shared_ptr<PRequest> r = prequest_lookup(id_of(h));
   return r ? r->comm() : MPI_COMM_NULL;
-}
-
-// The agent posts partitions to MPI from the host: the buffer must be host-accessible unless
-// the MPI library reads device memory (not assumed). The first byte the datatype touches is
-// classified: with a positive true lower bound the buffer argument may lie outside the
-// allocation.
-Status check_host_accessible(const void *buf, MPI_Datatype dt, const char *name) {
-  if (!buf) return {};
-  MPI_Count tlb = 0, text = 0;
-  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(dt, &tlb, &text));
-  const void *first = static_cast<const char *>(buf) + tlb;
-  for (StreamKind k : {StreamKind::cuda, StreamKind::hip}) {
-    Backend *be = nullptr;
-    if (!backend_get(k, &be).is_ok()) continue;
-    if (be->classify(first) == MemKind::device)
-      return make_status(MPI_ERR_BUFFER,
-                         "%s %p is %s device memory: partitioned buffers must "
-                         "be host-accessible (pinned host or managed memory)",
-                         name, buf, be->name());
-  }
-  return {};
 }
 
 Status p_init(PRequest::Side side, const void *buf, int partitions, MPI_Count count,
@@ -77,7 +55,6 @@ Status p_init(PRequest::Side side, const void *buf, int partitions, MPI_Count co
     return make_status(MPI_ERR_TAG, "MPI_ANY_TAG: partitioned communication takes no wildcards");
   MPIX_TRY(check_rank(comm, peer, false));
   MPIX_TRY(check_tag(tag, false));
-  MPIX_TRY(check_host_accessible(buf, dt, "buf"));
   std::shared_ptr<PRequest> r;
   MPIX_TRY(
       PRequest::init(side, const_cast<void *>(buf), partitions, count, dt, peer, tag, comm, &r));

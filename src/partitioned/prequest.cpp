@@ -11,6 +11,8 @@
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/mpi_status.hpp"
+#include "core/op.hpp"
+#include "core/op_create.hpp"
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
@@ -19,7 +21,34 @@
 #include "partitioned/private_comms.hpp"
 
 namespace mpix {
-namespace {}  // namespace
+namespace {
+
+// What stages @p buf: the GPU backend that sees device or managed memory at the first byte the
+// datatype touches (with a positive true lower bound the buffer argument may lie outside the
+// allocation), else the host's (which stages host buffers only under MPIX_STAGING_HOST).
+Status buffer_backend(const void *buf, MPI_Datatype dt, Backend **out) {
+  MPI_Count tlb = 0, text = 0;
+  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(dt, &tlb, &text));
+  const void *first = static_cast<const char *>(buf) + tlb;
+  for (StreamKind k : {StreamKind::cuda, StreamKind::hip}) {
+    Backend *be = nullptr;
+    if (!buf || !backend_get(k, &be).is_ok()) continue;
+    const MemKind mk = be->classify(first);
+    if (mk == MemKind::device || mk == MemKind::managed) {
+      *out = be;
+      return {};
+    }
+  }
+  return backend_get(StreamKind::host, out);
+}
+
+// Headers go in the order their requests were made: MPI-4 matches the k-th partitioned send
+// to a peer and tag with the k-th partitioned receive there. All wait on this one word, always
+// open, so the agent keeps them in one list, in submission order, and fires them in that order
+// (ops on different words fire in no particular order).
+const uint64_t kHeaderGate = 0;
+
+}  // namespace
 
 PWords::PWords(int partitions) {
   SignalPool &pool = signal_pool();
@@ -73,9 +102,21 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
   MPIX_MPI_CHECK(MPI_Type_get_extent(r->dt_, &lb, &r->extent_));
   MPIX_MPI_CHECK(MPI_Type_size(r->dt_, &r->type_size_));
   MPIX_TRY(comm_ctx_get(comm, &r->ctx_));
+  MPIX_TRY(buffer_backend(buf, r->dt_, &r->be_));
+  MPI_Count tlb = 0, text = 0;
+  MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(r->dt_, &tlb, &text));
+  if (r->be_->kind() != StreamKind::host && (text != r->type_size_ || r->extent_ != r->type_size_))
+    return make_status(MPI_ERR_TYPE,
+                       "a partitioned device or managed buffer needs a contiguous datatype: "
+                       "the agent stages it in dense copies");
+  if (r->ctx_ && r->ctx_->stream) {
+    ExecStream *ex = nullptr;
+    MPIX_TRY(r->ctx_->stream->exec(&ex));
+    r->device_ = ex->device();
+  }
   MPIX_TRY(private_comms_get(comm, &r->pc_));
   r->words_ = std::make_shared<PWords>(partitions);
-  r->piece_status_.resize(static_cast<std::size_t>(partitions));
+  // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
     r->header_known_ = true;  // nothing is exchanged; rounds complete as they open
   } else if (side == Side::send) {
@@ -85,9 +126,12 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[1] = partitions;
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
-    MPIX_MPI_CHECK(MPI_Isend(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr, &r->header_req_));
+    // On failure the destructor gives the tags back.
+    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+                         &r->header_op_));
   } else {
-    MPIX_MPI_CHECK(MPI_Irecv(r->header_, 4, MPI_INT64_T, peer, tag, r->pc_->hdr, &r->header_req_));
+    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+                         &r->header_op_));
   }
   *out = std::move(r);
   return {};
@@ -96,15 +140,35 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
 PRequest::~PRequest() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) {
-    if (header_req_ != MPI_REQUEST_NULL) {
-      // A receive whose sender never initialised, or a header still in flight.
-      if (side_ == Side::recv) MPI_Cancel(&header_req_);
-      MPI_Request_free(&header_req_);
-    }
-    if (dt_owned_) MPI_Type_free(&dt_);
-  }
+  // The engine keeps a request until its header op completed (engine_idle), so none is left.
+  if (!finalized && dt_owned_) MPI_Type_free(&dt_);
   if (side_ == Side::send && peer_ != MPI_PROC_NULL) data_tags_release(data_tag_base_, partitions_);
+}
+
+Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int tag,
+                          const std::shared_ptr<CommCtx> &ctx, const uint64_t *gate,
+                          uint64_t threshold, Op **out) {
+  OpPlan plan;
+  plan.call = send ? "partitioned send" : "partitioned receive";
+  plan.ctx = ctx;
+  plan.be = be_;
+  plan.device = device_;
+  Op *op = nullptr;
+  MPIX_TRY(op_create(p2p_args(send ? OpKind::send : OpKind::recv, buf, count, dt, peer_, tag,
+                              ctx == pc_->hdr_ctx ? pc_->hdr : pc_->data),
+                     plan, &op));
+  op->gate = gate;
+  op->threshold = threshold;
+  // The engine's reference: it reads the status once the op is complete, then drops it.
+  op->refs.fetch_add(1, std::memory_order_relaxed);
+  Status st = op_submit(op, nullptr, nullptr);
+  if (!st.is_ok()) {
+    op->refs.fetch_sub(1, std::memory_order_relaxed);
+    op_discard(op);
+    return st;
+  }
+  *out = op;
+  return {};
 }
 
 Status PRequest::stream_of_comm(ExecStream **ex, std::mutex **order) {

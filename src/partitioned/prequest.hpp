@@ -12,9 +12,13 @@
 // Restarting never resets a flag, so a late reader of round r can never mistake round r+1's
 // marks for its own, and a stream wait left over from an earlier round is never undone.
 //
-// The agent drives active requests through the PartitionedEngine poller: it posts a send
-// partition's message once its word reaches R, posts a receive's messages once round reaches
-// R-1, and writes part / done words as messages complete (prequest_engine.cpp).
+// Every message is an ordinary op (core/op.hpp) carried by the provider, so staging,
+// MPIX_TIMEOUT, profiling and the finalize report apply. The PartitionedEngine poller, on the
+// agent thread, schedules them (prequest_engine.cpp): when a round opens it makes one op per
+// send partition, gated on that partition's word (the agent fires it once the word reaches R),
+// or one op per piece of a receive (piece_map.hpp), gated on round reaching R-1; it writes part
+// and done words as the ops complete. The header that matches a send with its receive is an op
+// too, made at init.
 #pragma once
 
 #include <mpi.h>
@@ -38,7 +42,9 @@ namespace mpix {
 constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;
 
 struct CommCtx;
+struct Op;
 struct PrivateComms;
+class Backend;
 
 // The signal words of one request; shared with its device requests, which may outlive it.
 struct PWords {
@@ -99,11 +105,17 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Gives up the active round (ending at @p R) after a device misuse; mu_ held.
   void abandon_round(uint64_t R);
 
+  // Makes one message of this request and hands it to the agent, which fires it once *gate
+  // reaches @p threshold; *out is the engine's reference.
+  Status start_op(bool send, void *buf, int count, MPI_Datatype dt, int tag,
+                  const std::shared_ptr<CommCtx> &ctx, const uint64_t *gate, uint64_t threshold,
+                  Op **out);
+
   // Engine steps.
   bool engine_header();
   bool engine_open_round(uint64_t k);
-  bool engine_post_ready_sends(uint64_t k);
-  void engine_post_drains();
+  void engine_post_drains(uint64_t R);
+  bool engine_reap_orphans();
   bool engine_test_pieces(uint64_t k);
   void engine_complete_round(uint64_t k);
   void engine_cancel();
@@ -125,7 +137,11 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::shared_ptr<PWords> words_;
   int data_tag_base_ = 0;  // send: allocated; receive: from the header
   int64_t header_[4] = {0, 0, 0, 0};
-  MPI_Request header_req_ = MPI_REQUEST_NULL;
+  Op *header_op_ = nullptr;  // until the engine saw it complete
+  // Classifies and stages the buffer (a GPU backend for device or managed memory, else the
+  // host's), and the device whose side stream the agent copies on (-1: its current one).
+  Backend *be_ = nullptr;
+  int device_ = -1;
 
   // Host view (mu_).
   std::mutex mu_;
@@ -153,10 +169,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   Status header_error_;
   PieceMap map_;
   bool open_ = false;
-  std::vector<MPI_Request> piece_reqs_;
-  std::vector<MPI_Status> piece_status_;
-  std::vector<int> indices_;
-  std::vector<char> sent_;
+  std::vector<Op *> piece_ops_;  // this round's messages not yet seen complete
+  // Messages of a round abandoned after a device misuse, kept until the provider is done with
+  // them (their buffers must stay alive).
+  std::vector<Op *> orphans_;
   std::vector<int> remaining_;
   int pieces_left_ = 0;
   int round_error_ = MPI_SUCCESS;

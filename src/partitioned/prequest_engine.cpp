@@ -1,5 +1,7 @@
-// PRequest, agent side, and the PartitionedEngine poller that runs it. Everything here runs on
-// the agent thread, with the engine lock held.
+// PRequest, agent side, and the PartitionedEngine poller that runs it: the partition scheduler.
+// It turns rounds into ops (core/op.hpp) the agent fires when their partition's word opens and
+// the provider carries, and turns their completions into part / done words. Everything here
+// runs on the agent thread, with the engine lock held.
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -7,27 +9,27 @@
 
 #include "base/log.hpp"
 #include "base/waiter.hpp"
+#include "core/op.hpp"
 #include "partitioned/engine.hpp"
 #include "partitioned/prequest.hpp"
 #include "partitioned/private_comms.hpp"
 
 namespace mpix {
 
-namespace {}
+namespace {
+
+// The agent has completed @p op: its status (and error) are final.
+bool op_done(const Op &op) { return reached(load_signal(op.done.word), op.done_value); }
+
+}  // namespace
 
 bool PRequest::engine_header() {
-  if (header_req_ == MPI_REQUEST_NULL) return false;
-  int flag = 0;
-  MPI_Status st;
-  int rc = MPI_Test(&header_req_, &flag, &st);
-  if (rc != MPI_SUCCESS) {
-    header_error_ = mpi_status(rc, "MPI_Test(partitioned header)", __FILE__, __LINE__);
-    header_req_ = MPI_REQUEST_NULL;
-    header_known_ = true;
-    return true;
-  }
-  if (!flag) return false;
-  if (side_ == Side::recv) {
+  if (!header_op_ || !op_done(*header_op_)) return false;
+  Op *op = header_op_;
+  header_op_ = nullptr;
+  if (op->status.MPI_ERROR != MPI_SUCCESS) {
+    header_error_ = op->error;
+  } else if (side_ == Side::recv) {
     if (header_[0] != kHeaderMagic || header_[1] < 0 || header_[2] < 0) {
       header_error_ = make_status(MPI_ERR_OTHER,
                                   "partitioned receive from %d tag %d matched a "
@@ -43,11 +45,13 @@ bool PRequest::engine_header() {
         drain_bytes_ = static_cast<int>(header_[2]);
       }
     }
-    if (!header_error_.is_ok())
-      MPIX_LOG(warn, "api", "partitioned receive from %d tag %d: %s", peer_, tag_,
-               header_error_.what().c_str());
-    header_known_ = true;
   }
+  op_unref(op);
+  if (!header_error_.is_ok())
+    MPIX_LOG(warn, "api", "partitioned %s %s %d tag %d: %s",
+             side_ == Side::send ? "send" : "receive", side_ == Side::send ? "to" : "from", peer_,
+             tag_, header_error_.what().c_str());
+  header_known_ = true;
   return true;
 }
 
@@ -66,10 +70,21 @@ bool PRequest::engine_open_round(uint64_t k) {
       for (const SignalWord &w : words_->part) store_signal(w.word, R);
     return true;
   }
+  auto failed = [this](const Status &st) {
+    if (round_error_ != MPI_SUCCESS) return;
+    round_error_ = st.code();
+    round_error_text_ = st.what();
+  };
   if (side_ == Side::send) {
-    sent_.assign(static_cast<std::size_t>(partitions_), 0);
-    piece_reqs_.assign(static_cast<std::size_t>(partitions_), MPI_REQUEST_NULL);
-    pieces_left_ = partitions_;
+    // One message per partition, fired by the agent once the partition's word reaches R.
+    piece_ops_.assign(static_cast<std::size_t>(partitions_), nullptr);
+    for (int i = 0; i < partitions_; ++i) {
+      Status st = start_op(true, buf_ + static_cast<MPI_Aint>(i) * count_ * extent_, count_, dt_,
+                           data_tag_base_ + i, pc_->data_ctx, words_->part[i].word, R,
+                           &piece_ops_[static_cast<std::size_t>(i)]);
+      if (st.is_ok()) ++pieces_left_;
+      else failed(st);
+    }
     return true;
   }
   if (!header_error_.is_ok()) {
@@ -77,91 +92,83 @@ bool PRequest::engine_open_round(uint64_t k) {
     round_error_text_ = header_error_.what();
     // Completes with the error once the sender's partitions have been taken and dropped (at
     // once if the header itself could not be read).
-    if (drain_parts_ > 0) engine_post_drains();
+    if (drain_parts_ > 0) engine_post_drains(R);
     return true;
   }
   const std::size_t n = map_.pieces.size();
-  piece_reqs_.assign(n, MPI_REQUEST_NULL);
-  piece_status_.resize(n);
+  piece_ops_.assign(n, nullptr);
   remaining_ = map_.pieces_of;
   for (std::size_t j = 0; j < remaining_.size(); ++j)
     if (remaining_[j] == 0) store_signal(words_->part[j].word, R);  // no bytes: arrived
+  // The round word reached R-1 already: the agent posts these at once.
   for (std::size_t i = 0; i < n; ++i) {
     const PieceMap::Piece &p = map_.pieces[i];
-    int rc = MPI_Irecv(buf_ + p.elem_offset * extent_, p.count, dt_, peer_,
-                       data_tag_base_ + static_cast<int>(i), pc_->data, &piece_reqs_[i]);
-    if (rc != MPI_SUCCESS) {
-      round_error_ = mpi_status(rc, "MPI_Irecv(partition)", __FILE__, __LINE__).code();
-      round_error_text_ = "posting a partition's receive failed";
-      continue;
-    }
-    ++pieces_left_;
+    Status st = start_op(false, buf_ + p.elem_offset * extent_, p.count, dt_,
+                         data_tag_base_ + static_cast<int>(i), pc_->data_ctx, words_->round.word,
+                         R - 1, &piece_ops_[i]);
+    if (st.is_ok()) ++pieces_left_;
+    else failed(st);
   }
   return true;
 }
 
-void PRequest::engine_post_drains() {
+void PRequest::engine_post_drains(uint64_t R) {
   draining_ = true;
   const std::size_t bytes = static_cast<std::size_t>(drain_bytes_);
   if (drain_buf_.empty()) drain_buf_.resize(std::max<std::size_t>(1, bytes * drain_parts_));
-  piece_reqs_.assign(static_cast<std::size_t>(drain_parts_), MPI_REQUEST_NULL);
-  piece_status_.resize(piece_reqs_.size());
+  piece_ops_.assign(static_cast<std::size_t>(drain_parts_), nullptr);
   for (int i = 0; i < drain_parts_; ++i) {
     // MPI_BYTE: only the bytes matter, the data is dropped.
-    int rc =
-        MPI_Irecv(drain_buf_.data() + bytes * static_cast<std::size_t>(i), drain_bytes_, MPI_BYTE,
-                  peer_, data_tag_base_ + i, pc_->data, &piece_reqs_[static_cast<std::size_t>(i)]);
-    if (rc == MPI_SUCCESS) ++pieces_left_;
+    Status st = start_op(false, drain_buf_.data() + bytes * static_cast<std::size_t>(i),
+                         drain_bytes_, MPI_BYTE, data_tag_base_ + i, pc_->data_ctx,
+                         words_->round.word, R - 1, &piece_ops_[static_cast<std::size_t>(i)]);
+    if (st.is_ok()) ++pieces_left_;
     else
       MPIX_LOG(warn, "api",
                "partitioned receive from %d tag %d: could not take the sender's "
-               "partition %d after the size mismatch",
-               peer_, tag_, i);
+               "partition %d after the size mismatch: %s",
+               peer_, tag_, i, st.what().c_str());
   }
 }
 
-bool PRequest::engine_post_ready_sends(uint64_t k) {
+bool PRequest::engine_test_pieces(uint64_t k) {
   const uint64_t R = words_->R(k);
   bool any = false;
-  for (int i = 0; i < partitions_; ++i) {
-    if (sent_[static_cast<std::size_t>(i)] || !reached(load_signal(words_->part[i].word), R))
-      continue;
-    sent_[static_cast<std::size_t>(i)] = 1;
+  for (std::size_t i = 0; i < piece_ops_.size(); ++i) {
+    Op *op = piece_ops_[i];
+    if (!op || !op_done(*op)) continue;
+    piece_ops_[i] = nullptr;
+    --pieces_left_;
     any = true;
-    int rc = MPI_Isend(buf_ + static_cast<MPI_Aint>(i) * count_ * extent_, count_, dt_, peer_,
-                       data_tag_base_ + i, pc_->data, &piece_reqs_[static_cast<std::size_t>(i)]);
-    if (rc != MPI_SUCCESS) {
-      round_error_ = mpi_status(rc, "MPI_Isend(partition)", __FILE__, __LINE__).code();
-      round_error_text_ = "sending a partition failed";
-      --pieces_left_;
+    if (op->status.MPI_ERROR != MPI_SUCCESS) {
+      if (round_error_ == MPI_SUCCESS) {
+        round_error_ = op->error.code();
+        round_error_text_ = op->error.what();
+      }
+    } else if (side_ == Side::recv && !draining_) {
+      const PieceMap::Piece &p = map_.pieces[i];
+      for (int j = p.first_part; j <= p.last_part; ++j)
+        if (--remaining_[static_cast<std::size_t>(j)] == 0)
+          store_signal(words_->part[static_cast<std::size_t>(j)].word, R);
     }
+    op_unref(op);
   }
   return any;
 }
 
-bool PRequest::engine_test_pieces(uint64_t k) {
-  if (piece_reqs_.empty()) return false;
-  const int n = static_cast<int>(piece_reqs_.size());
-  indices_.resize(piece_reqs_.size());
-  piece_status_.resize(piece_reqs_.size());
-  int outcount = 0;
-  int rc = MPI_Testsome(n, piece_reqs_.data(), &outcount, indices_.data(), piece_status_.data());
-  if (outcount == MPI_UNDEFINED || outcount <= 0) return false;
-  const uint64_t R = words_->R(k);
-  for (int c = 0; c < outcount; ++c) {
-    --pieces_left_;
-    const MPI_Status &st = piece_status_[static_cast<std::size_t>(c)];
-    if (rc == MPI_ERR_IN_STATUS && st.MPI_ERROR != MPI_SUCCESS && round_error_ == MPI_SUCCESS) {
-      MPI_Error_class(st.MPI_ERROR, &round_error_);
-      round_error_text_ = "a partition's message failed";
+bool PRequest::engine_reap_orphans() {
+  bool any = false;
+  for (std::size_t i = 0; i < orphans_.size();) {
+    if (!op_done(*orphans_[i])) {
+      ++i;
+      continue;
     }
-    if (side_ != Side::recv || draining_) continue;
-    const PieceMap::Piece &p = map_.pieces[static_cast<std::size_t>(indices_[c])];
-    for (int j = p.first_part; j <= p.last_part; ++j)
-      if (--remaining_[static_cast<std::size_t>(j)] == 0)
-        store_signal(words_->part[static_cast<std::size_t>(j)].word, R);
+    op_unref(orphans_[i]);
+    orphans_[i] = orphans_.back();
+    orphans_.pop_back();
+    any = true;
   }
-  return true;
+  return any;
 }
 
 void PRequest::engine_complete_round(uint64_t k) {
@@ -193,7 +200,7 @@ void PRequest::engine_complete_round(uint64_t k) {
       enqueued_status_.pop_back();
     }
   }
-  piece_reqs_.clear();
+  piece_ops_.clear();
   open_ = false;
   eng_completed_ = k;
   store_signal(words_->done.word, words_->R(k));
@@ -201,12 +208,15 @@ void PRequest::engine_complete_round(uint64_t k) {
 }
 
 void PRequest::engine_cancel() {
-  for (MPI_Request &r : piece_reqs_) {
-    if (r == MPI_REQUEST_NULL) continue;
-    if (side_ == Side::recv) MPI_Cancel(&r);
-    MPI_Request_free(&r);
+  // A message the agent has not fired is completed without being posted; one the provider
+  // has stays with it (no provider can take a posted message back) until it completes.
+  for (Op *op : piece_ops_) {
+    if (!op) continue;
+    if (op->state.load(std::memory_order_relaxed) == OpState::armed)
+      op_fail(*op, make_status(MPI_ERR_REQUEST, "the round was abandoned after a device misuse"));
+    orphans_.push_back(op);
   }
-  piece_reqs_.clear();
+  piece_ops_.clear();
   open_ = false;
   eng_completed_ = current_round();
   // Releases any stream still waiting for the abandoned round (values only grow).
@@ -217,6 +227,7 @@ void PRequest::engine_cancel() {
 
 bool PRequest::progress() {
   bool any = engine_header();
+  if (!orphans_.empty()) any |= engine_reap_orphans();
   if (cancel_.load()) {
     engine_cancel();
     return true;
@@ -227,7 +238,6 @@ bool PRequest::progress() {
       if (!engine_open_round(k)) break;
       any = true;
     }
-    if (side_ == Side::send && peer_ != MPI_PROC_NULL) any |= engine_post_ready_sends(k);
     any |= engine_test_pieces(k);
     if (pieces_left_ > 0) break;
     engine_complete_round(k);
@@ -237,10 +247,12 @@ bool PRequest::progress() {
 }
 
 bool PRequest::engine_idle() const {
-  if (eng_completed_ != current_round()) return false;
-  // A freed request also waits until its stream has written its last round mark: the words
-  // go back to the pool after that, never while a stream may still write them.
-  return !freed_ || reached(load_signal(words_->round.word), words_->R(eng_completed_));
+  if (eng_completed_ != current_round() || !orphans_.empty()) return false;
+  // A freed request also waits until its stream has written its last round mark (the words
+  // go back to the pool after that, never while a stream may still write them), and until its
+  // header op is complete (the op points into the request).
+  return !freed_ ||
+         (!header_op_ && reached(load_signal(words_->round.word), words_->R(eng_completed_)));
 }
 
 void PartitionedEngine::ensure_registered() {

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "base/log.hpp"
+#include "core/comm_ctx.hpp"
 #include "core/runtime.hpp"
 
 namespace mpix {
@@ -42,13 +43,19 @@ int keyval(KeySlot &k) {
   return k.kv;
 }
 
-Status make_private(MPI_Comm comm, MPI_Comm *out) {
+// Collective over @p comm: the private communicator and the provider's state for it.
+Status make_private(MPI_Comm comm, MPI_Comm *out, std::shared_ptr<CommCtx> *ctx) {
   int rank = 0;
   MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   // MPI_Comm_split, not MPI_Comm_dup: a dup would copy the user's attributes (a stream
   // communicator's stream among them). Same group, same rank order.
   MPIX_MPI_CHECK(MPI_Comm_split(comm, 0, rank, out));
   MPIX_MPI_CHECK(MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN));
+  Provider *prov = nullptr;
+  MPIX_TRY(provider_get(&prov));
+  auto c = std::make_shared<CommCtx>();
+  MPIX_TRY(prov->comm_open(*out, &c->prov));
+  *ctx = std::move(c);
   return {};
 }
 
@@ -57,6 +64,9 @@ Status make_private(MPI_Comm comm, MPI_Comm *out) {
 PrivateComms::~PrivateComms() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  // The provider's state goes first: it may refer to the communicators.
+  hdr_ctx.reset();
+  data_ctx.reset();
   if (finalized) return;
   if (hdr != MPI_COMM_NULL) MPI_Comm_free(&hdr);
   if (data != MPI_COMM_NULL) MPI_Comm_free(&data);
@@ -79,8 +89,8 @@ Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
                        "partitioned communication on an intercommunicator is not "
                        "supported");
   auto pc = std::make_shared<PrivateComms>();
-  MPIX_TRY(make_private(comm, &pc->hdr));
-  MPIX_TRY(make_private(comm, &pc->data));
+  MPIX_TRY(make_private(comm, &pc->hdr, &pc->hdr_ctx));
+  MPIX_TRY(make_private(comm, &pc->data, &pc->data_ctx));
   auto *h = new Holder(pc);
   int rc = MPI_Comm_set_attr(comm, keyval(k), h);
   if (rc != MPI_SUCCESS) {

@@ -4,6 +4,8 @@
 //         send to a peer with a tag matches the k-th partitioned receive there (MPI-4 order).
 //   data  one message per send partition and round, on a tag range the sender allocates and
 //         names in the header.
+// Each has the provider's per-communicator state (a CommCtx without stream), so partitioned
+// messages are ordinary ops of the provider in use.
 // Both are made by the first partitioned init on the user communicator (collective over it;
 // later inits are local) and cached on it as an attribute. Requests hold a reference, so
 // freeing the user communicator early is safe.
@@ -17,9 +19,12 @@
 
 namespace mpix {
 
+struct CommCtx;
+
 struct PrivateComms {
   MPI_Comm hdr = MPI_COMM_NULL;
   MPI_Comm data = MPI_COMM_NULL;
+  std::shared_ptr<CommCtx> hdr_ctx, data_ctx;
   ~PrivateComms();
 };
 

@@ -6,12 +6,13 @@
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
-#include "core/request.hpp"
+#include "core/op_create.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "providers/provider.hpp"
+#include "queue/queue_comm.hpp"
 #include "queue/queue_stream.hpp"
 
 namespace mpix {
@@ -23,40 +24,52 @@ Status Queue::create(MPI_Comm comm, void *native, std::shared_ptr<Queue> *out) {
   MPIX_TRY(queue_stream_open(comm, native, &q->stream_));
   // Trigger words are recycled and their values only grow: count starts from what is there.
   q->base_ = load_signal(q->stream_->trigger_word());
-  q->plain_ctx_ = std::make_shared<CommCtx>();
+  std::shared_ptr<CommCtx> sctx;
+  MPIX_TRY(comm_ctx_get(comm, &sctx));
+  // Ops on a plain communicator: provider mpi needs no state (any plain communicator will
+  // do); another provider's is opened on the queue's communicator (collective, first time).
+  if (sctx) q->plain_ctx_ = std::make_shared<CommCtx>();
+  else MPIX_TRY(queue_plain_ctx(comm, &q->plain_ctx_));
   *out = std::move(q);
   return {};
 }
 
 Queue::~Queue() = default;
 
-Status Queue::enqueue(EnqueueArgs a, MPI_Request *request) {
+Status Queue::enqueue(const EnqueueArgs &a, MPI_Request *request) {
   std::shared_ptr<CommCtx> ctx;
   MPIX_TRY(comm_ctx_get(a.comm, &ctx));
   if (!ctx) {
-    // A plain communicator has no per-communicator provider state; only a provider that
-    // posts on the communicator itself can carry its messages.
+    // A plain communicator: a provider that posts on the communicator itself carries ops on
+    // any; another has state for the queue's own communicator only (queue_plain_ctx).
     Provider *prov = nullptr;
     MPIX_TRY(provider_get(&prov));
-    if (!prov->caps().plain_comms)
+    if (!prov->caps().plain_comms && a.comm != comm_)
       return make_status(MPI_ERR_COMM,
-                         "provider %s carries queue ops only on stream "
-                         "communicators (MPIX_Stream_comm_create); comm is a plain one",
+                         "provider %s carries queue ops on a plain communicator only on "
+                         "the queue's own (MPIX_Create_queue opens its state there); comm is "
+                         "another",
                          prov->name());
     ctx = plain_ctx_;
   }
+  OpPlan plan;
+  plan.call = a.kind == OpKind::send ? "MPIX_Enqueue_send" : "MPIX_Enqueue_recv";
+  plan.ctx = std::move(ctx);
+  plan.stream = stream_;
+  plan.request = true;
+  Op *op = nullptr;
+  MPIX_TRY(op_create(a, plan, &op));
   std::lock_guard<std::mutex> lk(mu_);
-  a.queue_stream = stream_;
-  a.queue_ctx = std::move(ctx);
-  a.queue_threshold = base_ + starts_ + 1;
-  MPIX_TRY(enqueue_op(a, request, nullptr));
-  // The op lives at least as long as the request the caller has not seen yet.
-  Op *op = request_find(*request, false);
-  if (!op)
-    return make_status(MPI_ERR_INTERN, "queue op request %p not found",
-                       static_cast<void *>(request));
-  // Device buffers (op->stager) are copied at start and wait, not here.
-  unwaited_.push_back({op->done.word, op->done_value, a.queue_threshold, op->stager});
+  std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
+  // Fires at the next start; its staging copies go at that start and at the wait after it.
+  op->threshold = base_ + starts_ + 1;
+  Status st = op_submit(op, nullptr, nullptr);
+  if (!st.is_ok()) {
+    op_discard(op);
+    return st;
+  }
+  unwaited_.push_back({op->done.word, op->done_value, op->threshold, op->stager});
+  *request = op->grequest;
   return {};
 }
 

@@ -1,10 +1,11 @@
-// An HPE-style queue (MPIX_Queue): enqueued ops wait in FIFO order on the queue's trigger
-// counter. The queue runs on a private mpix Stream over the user's native stream, so it has a
-// trigger word of its own: MPIX_Enqueue_start number N writes base + N to it in stream order,
-// and every op enqueued before start N carries threshold base + N. The agent fires ops once
-// their stream's trigger word reaches their threshold (core/agent.cpp), exactly as for the
-// stream API, so each start fires exactly the ops enqueued before it. Several queues on one
-// native stream are several private Streams, each with its own word.
+// An HPE-style queue (MPIX_Queue), the queue front end's scheduler (QueueScheduler): enqueued
+// ops (core/op_create.hpp) wait in FIFO order on the queue's trigger counter. The queue runs on a
+// private mpix Stream over the user's native stream, so it has a trigger word of its own:
+// MPIX_Enqueue_start number N writes base + N to it in stream order, and every op enqueued before
+// start N carries threshold base + N. The agent fires ops once their stream's trigger word reaches
+// their threshold (core/agent.cpp), exactly as for the stream API, so each start fires exactly the
+// ops enqueued before it. Several queues on one native stream are several private Streams, each
+// with its own word.
 //
 // Device buffers are staged as on the stream API (core/stager.hpp), in the queue's stream
 // order: a send's copy out of device memory goes right before the trigger of the start that
@@ -20,7 +21,7 @@
 #include <vector>
 
 #include "base/status.hpp"
-#include "core/enqueue.hpp"
+#include "core/op_create.hpp"
 
 namespace mpix {
 
@@ -34,7 +35,7 @@ class Queue {
   ~Queue();
 
   // Enqueues @p a (kind, buffers, peer, tag, comm set) behind the next start.
-  Status enqueue(EnqueueArgs a, MPI_Request *request);
+  Status enqueue(const EnqueueArgs &a, MPI_Request *request);
   Status start();
   Status wait();
   // MPI_ERR_PENDING while ops are enqueued and not complete (started or not).
@@ -56,7 +57,7 @@ class Queue {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::shared_ptr<Stream> stream_;
-  // Context of ops on communicators that are not stream communicators (provider mpi).
+  // Context of ops on communicators that are not stream communicators (queue_comm.hpp).
   std::shared_ptr<CommCtx> plain_ctx_;
   std::mutex mu_;  // orders enqueues and starts: threshold order is FIFO order
   uint64_t base_ = 0;

@@ -131,6 +131,82 @@ TEST_CASE("host start, kernel Pready, host wait on a plain communicator", "[part
   MPI_Comm_free(&comm);
 }
 
+// Device memory (cudaMalloc) or managed memory, filled with -1 bytes, freed at scope exit.
+struct DeviceInts {
+  int *p = nullptr;
+  DeviceInts(std::size_t n, bool managed) {
+    void **pp = reinterpret_cast<void **>(&p);
+    CUDA_REQUIRE(managed ? cudaMallocManaged(pp, n * sizeof(int))
+                         : cudaMalloc(pp, n * sizeof(int)));
+    CUDA_REQUIRE(cudaMemset(p, 0xff, n * sizeof(int)));
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+  }
+  ~DeviceInts() { cudaFree(p); }
+};
+
+// Device and managed buffers are staged like every other op's: the agent copies a send
+// partition out of device memory once the kernel's MPIX_Pready opened it, and a received piece
+// into device memory before it marks the receive partition arrived; the receiving kernel polls
+// MPIX_Parrived and then reads the partition from device memory.
+TEST_CASE("kernel Pready on a cudaMalloc send buffer, data checked in a cudaMalloc receive buffer",
+          "[partitioned][cuda][staging]") {
+  const bool managed = GENERATE(false, true);
+  CAPTURE(managed);
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int rank = -1;
+  MPI_Comm_rank(comm, &rank);
+  const int peer = rank ^ 1;
+  cudaStream_t s;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  // 8 send partitions into 2 receive partitions: each receive partition takes 4 pieces.
+  constexpr int kSendParts = 8, kRecvParts = 2, kTotal = 8 * 4096, kRounds = 20;
+  DeviceInts buf(kTotal, managed);
+  MPIX_Request req;
+  const bool sender = rank % 2 == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.p, kSendParts, kTotal / kSendParts, MPI_INT, peer, 3, comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.p, kRecvParts, kTotal / kRecvParts, MPI_INT, peer, 3, comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  Counters c(3);  // errors, good, bad
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+    if (sender)
+      CUDA_REQUIRE(mpix_ptest::produce(buf.p, kSendParts, kTotal / kSendParts, r, preq, c.d, s));
+    else
+      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kRecvParts, kTotal / kRecvParts, r, preq, c.d + 1,
+                                       c.d + 2, s));
+    MPI_Status st;
+    REQUIRE(MPIX_Wait(&req, &st) == MPI_SUCCESS);
+    CUDA_REQUIRE(cudaStreamSynchronize(s));
+    if (!sender) {
+      int n = -1;
+      MPI_Get_count(&st, MPI_INT, &n);
+      CHECK(n == kTotal);
+    }
+  }
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == kRounds * kRecvParts);
+    CHECK(v[2] == 0);
+    std::vector<int> host(kTotal);
+    CUDA_REQUIRE(cudaMemcpy(host.data(), buf.p, kTotal * sizeof(int), cudaMemcpyDefault));
+    int wrong = 0;
+    for (int i = 0; i < kTotal; ++i) wrong += host[i] != mpix_ptest::expected(kRounds - 1, i);
+    CHECK(wrong == 0);
+  }
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+  cudaStreamDestroy(s);
+  MPI_Comm_free(&comm);
+}
+
 TEST_CASE("device misuse is returned to the kernel and reported by the host wait",
           "[partitioned][cuda][errors]") {
   CUDA_REQUIRE(mpix_ptest::load_kernels());

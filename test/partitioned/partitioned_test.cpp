@@ -32,6 +32,11 @@ struct Pair {
 
 double value(int round, int i) { return round * 1e6 + i; }
 
+// *p, read unseen by ThreadSanitizer: a peek at a receive partition that has not arrived, which
+// the agent (a staged copy in) or the network writes later, ordered only by a message to and
+// from the other process, which TSan cannot follow.
+__attribute__((no_sanitize("thread"), noinline)) int peek(const int *p) { return *p; }
+
 // Receiver side of a round: poll each partition, check its data as soon as it has arrived.
 void recv_round(MPIX_Request &req, std::vector<double> &buf, int parts, int round, int peer) {
   const int per = static_cast<int>(buf.size()) / parts;
@@ -133,7 +138,7 @@ TEST_CASE("a receive partition arrives only once every piece of it was sent", "[
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     REQUIRE(MPIX_Parrived(req, 1, &flag) == MPI_SUCCESS);
     CHECK(flag == 0);
-    CHECK(buf[32] == -1);
+    CHECK(peek(&buf[32]) == -1);
     int go = 1;
     MPI_Send(&go, 1, MPI_INT, pr.peer, 10, pr.comm);
     REQUIRE(MPIX_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);

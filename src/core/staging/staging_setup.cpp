@@ -74,6 +74,19 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) b.out[b.nout++] = b.in;
     op.rbuf = view;
   }
+  if (plan.agent_always) {
+    for (int i = 0; i < b.nout; ++i)
+      if (b.out[i].runs)
+        return make_status(MPI_ERR_TYPE,
+                           "a device buffer with a non-contiguous datatype cannot be staged "
+                           "here (the agent copies dense ranges only)");
+    if (b.has_in && b.in.runs)
+      return make_status(MPI_ERR_TYPE,
+                         "a device buffer with a non-contiguous datatype cannot be staged "
+                         "here (the agent copies dense ranges only)");
+    op.stager = std::make_shared<AgentStager>(std::move(b), plan.device, 0);
+    return {};
+  }
   // Only a predefined datatype is chunked: its bytes in memory are its bytes on the wire, so
   // a piece is a plain byte range whatever the receiver's datatype. A chunked send keeps the
   // stream's piece-by-piece copies, each followed by its trigger.

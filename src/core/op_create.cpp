@@ -1,0 +1,134 @@
+#include "core/op_create.hpp"
+
+#include <memory>
+
+#include "base/waiter.hpp"
+#include "core/agent.hpp"
+#include "core/comm_ctx.hpp"
+#include "core/fault.hpp"
+#include "core/named_types.hpp"
+#include "core/request.hpp"
+#include "core/stager.hpp"
+#include "core/stream.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/gpu_aware_mpi.hpp"
+#include "providers/provider.hpp"
+
+namespace mpix {
+namespace {
+
+// Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
+// right after a nonblocking call that uses it.
+Status hold_datatype(Op &op, MPI_Datatype dt) {
+  bool named = false;
+  MPIX_TRY(datatype_is_named(dt, &named));
+  if (named) {
+    op.dt = dt;
+    return {};
+  }
+  MPIX_MPI_CHECK(MPI_Type_dup(dt, &op.dt));
+  op.dt_owned = true;
+  return {};
+}
+
+// A new op for @p a, registered, with its completion word; not yet seen by the agent.
+Op *op_new(const EnqueueArgs &a, const char *call, std::shared_ptr<CommCtx> ctx,
+           std::shared_ptr<Stream> stream) {
+  auto *op = new Op;
+  op_registry_add(op);
+  op->kind = a.kind;
+  op->call = call;
+  op->sbuf = a.sbuf;
+  op->rbuf = a.rbuf;
+  op->count = a.count;
+  op->reduce_op = a.reduce_op;
+  op->peer = a.peer;
+  op->tag = a.tag;
+  op->comm = a.comm;
+  op->ctx = std::move(ctx);
+  op->stream = std::move(stream);
+  op->done = signal_pool().acquire();
+  // The word's last value was written by its previous op's completion: wait for the next one.
+  op->done_value = load_signal(op->done.word) + 1;
+  return op;
+}
+
+// The fallible part every op shares: its datatype, the provider's checks, and the staging of
+// device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp).
+Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, Backend &be,
+                  ExecStream *ex, bool faults) {
+  Status st = hold_datatype(op, dt);
+  if (faults && st.is_ok()) st = fault_hit("datatype");
+  if (st.is_ok()) st = prov.validate(op);
+  if (faults && st.is_ok()) st = fault_hit("validate");
+  // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE);
+  // same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
+  const ProviderCaps caps = prov.caps();
+  const bool unstaged = caps.device_memory ||
+                        (caps.mpi_buffers && aware_choice(be.kind()).direct) ||
+                        prov.reads_device(op);
+  if (st.is_ok() && !unstaged) {
+    StagingPlan sp;
+    sp.backend = &be;
+    sp.exec = ex;
+    sp.provider = &prov;
+    // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
+    sp.chunk = plan.chunk;
+    // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies); an op no stream
+    // runs (a gated op) has the agent copy, whatever its size.
+    sp.agent_copies = plan.agent_may_copy && caps.agent_copies;
+    sp.agent_always = !plan.stream;
+    sp.device = plan.device;
+    st = staging_setup(op, sp);
+  }
+  if (faults && st.is_ok()) st = fault_hit("staging_setup");
+  return st;
+}
+
+}  // namespace
+
+void op_discard(Op *op) {
+  if (op->grequest != MPI_REQUEST_NULL) {
+    // free_fn drops the request's reference; the map entry goes with it.
+    MPI_Grequest_complete(op->grequest);
+    MPI_Request r = op->grequest;
+    MPI_Request_free(&r);
+  }
+  op_unref(op);
+}
+
+Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out) {
+  Provider *prov = nullptr;
+  MPIX_TRY(provider_get(&prov));
+  ExecStream *ex = nullptr;
+  if (plan.stream) MPIX_TRY(plan.stream->exec(&ex));
+  MPIX_TRY(agent_start());            // so that agent_submit cannot fail
+  const bool faults = fault_armed();  // test hook (core/fault.hpp)
+  if (faults) MPIX_TRY(fault_hit("op_create"));
+
+  Op *op = op_new(a, plan.call, plan.ctx, plan.stream);
+  Backend &be = plan.stream ? *plan.stream->backend() : *plan.be;
+  Status st = op_prepare(*op, a.dt, *prov, plan, be, ex, faults);
+  if (st.is_ok() && plan.request) st = request_start(op);
+  if (faults && st.is_ok()) st = fault_hit("request_start");
+  if (!st.is_ok()) {
+    op_discard(op);
+    return st;
+  }
+  *out = op;
+  return {};
+}
+
+Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire) {
+  Provider *prov = nullptr;
+  MPIX_TRY(provider_get(&prov));
+  Status st = prov->arm(*op, ex, fire);
+  if (fault_armed() && st.is_ok()) st = fault_hit("arm");
+  MPIX_TRY(st);
+  if (op->stream) op->stream->pending_ops.fetch_add(1);
+  op->ctx->pending_ops.fetch_add(1);
+  agent_submit(op);
+  return {};
+}
+
+}  // namespace mpix
