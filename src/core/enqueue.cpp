@@ -40,12 +40,16 @@ Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
 
 // The stream part of a blocking enqueue: the op's fire recipe and its completion wait in one
 // call (one cuStreamBatchMemOp on a GPU stream). A deferred trigger is below the op's own
-// threshold: a recipe writing the trigger word covers it, else it goes first.
-// *triggered: the op is fired on the stream (it will run).
+// threshold: a recipe writing the trigger word covers it, else it goes first. @p fired: the
+// stager already wrote the recipe's trigger with its copy out (Stager::copy_out_and_trigger).
+// A stager that fuses its copy in with the wait (Stager::wait_and_copy_in) does both here:
+// *@p copied_in says so. *triggered: the op is fired on the stream (it will run).
 Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const FireRecipe &fire,
-                              uint64_t *done_word, uint64_t done_value, bool *triggered) {
+                              bool fired, uint64_t *done_word, uint64_t done_value, bool *triggered,
+                              bool *copied_in) {
   if (fire.word == s.trigger_word()) s.take_deferred();
   else MPIX_TRY(flush_deferred_trigger(s, ex));
+  *triggered = fired;
   if (stg && stg->copies_before_wait()) {
     // A chunked receive's pieces are copied in as they arrive, before the completion wait.
     MPIX_TRY(fault_point("trigger"));
@@ -55,6 +59,19 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
     MPIX_TRY(stg->before_wait(ex));
     MPIX_TRY(fault_point("wait"));
     return ex.wait_value(done_word, done_value);
+  }
+  const bool fuse_in = stg && stg->fuses_copy_in(ex);
+  if (fired || fuse_in) {
+    if (!fired) {
+      MPIX_TRY(fault_point("trigger"));
+      MPIX_TRY(ex.write_value(fire.word, fire.value));
+      *triggered = true;
+    }
+    MPIX_TRY(fault_point("wait"));
+    if (!fuse_in) return ex.wait_value(done_word, done_value);
+    *copied_in = true;
+    return stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
+                                 s.peek_next_threshold());
   }
   MPIX_TRY(fault_point("trigger_and_wait"));
   const StreamMemOp ops[2] = {{StreamMemOp::write, fire.word, fire.value},
@@ -110,20 +127,31 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     return st;
   }
   const bool faults = fault_armed();
+  // A small dense copy out and the trigger it precedes run as one stream operation where the
+  // stream can (a GPU kernel that copies, then stores the trigger): unless the trigger is
+  // deferred, or the provider fires the op another way.
+  bool fired = false;
   if (stg) {
     if (faults) st = fault_hit("copy_out");
-    if (st.is_ok()) st = stg->before_trigger(*ex, s.trigger_word(), op->threshold);
+    if (st.is_ok() && fire.word == s.trigger_word() && !s.defers_triggers() &&
+        stg->fuses_copy_out(*ex)) {
+      st = stg->copy_out_and_trigger(*ex, fire.word, fire.value);
+      fired = st.is_ok();
+    } else if (st.is_ok()) {
+      st = stg->before_trigger(*ex, s.trigger_word(), op->threshold);
+    }
   }
   if (request) {
-    if (st.is_ok()) st = run_fire(s, *ex, fire);
+    if (st.is_ok() && !fired) st = run_fire(s, *ex, fire);
     if (!st.is_ok()) op_fail(*op, std::move(st));
     *request = op->grequest;
     return {};
   }
-  bool triggered = false;
+  bool triggered = false, copied_in = false;
   if (st.is_ok())
-    st = enqueue_blocking_waits(s, *ex, stg.get(), fire, op->done.word, op->done_value, &triggered);
-  if (st.is_ok() && stg) {
+    st = enqueue_blocking_waits(s, *ex, stg.get(), fire, fired, op->done.word, op->done_value,
+                                &triggered, &copied_in);
+  if (st.is_ok() && stg && !copied_in) {
     if (faults) st = fault_hit("copy_in");
     if (st.is_ok()) st = stg->after_wait(*ex, s.trigger_word(), s.peek_next_threshold());
   }
@@ -161,18 +189,25 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
   // GPU stream instead of one stream operation per request).
   std::vector<StreamMemOp> waits;
   waits.reserve(static_cast<std::size_t>(count) + 1);  // + a deferred trigger: one allocation
+  std::vector<int> fused;
   for (int i = 0; i < count;) {
     if (!ops[i]) {
       ++i;
       continue;
     }
     Stream &s = *ops[i]->stream;
-    int end = i;
-    waits.clear();
-    for (; end < count && (!ops[end] || ops[end]->stream.get() == &s); ++end)
-      if (ops[end]) waits.push_back({StreamMemOp::wait, ops[end]->done.word, ops[end]->done_value});
     ExecStream *ex = nullptr;
     MPIX_TRY(s.exec(&ex));
+    int end = i;
+    waits.clear();
+    // A staged receive whose stager fuses its wait with its copy in (one kernel) waits after
+    // the batch; the others' waits go in it.
+    fused.clear();
+    for (; end < count && (!ops[end] || ops[end]->stream.get() == &s); ++end) {
+      if (!ops[end]) continue;
+      if (ops[end]->stager && ops[end]->stager->fuses_copy_in(*ex)) fused.push_back(end);
+      else waits.push_back({StreamMemOp::wait, ops[end]->done.word, ops[end]->done_value});
+    }
     {
       std::lock_guard<std::mutex> lk(s.enqueue_mutex());
       // Chunked receives copy in piece by piece before their completion waits, after any
@@ -188,10 +223,18 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
       // Deferred triggers of these (or earlier) ops go first, in the same call.
       if (const uint64_t t = s.take_deferred())
         waits.insert(waits.begin(), StreamMemOp{StreamMemOp::write, s.trigger_word(), t});
-      MPIX_TRY(ex->batch(waits.data(), waits.size()));
-      for (int k = i; k < end; ++k)
-        if (ops[k] && ops[k]->stager)
+      if (!waits.empty()) MPIX_TRY(ex->batch(waits.data(), waits.size()));
+      std::size_t next_fused = 0;
+      for (int k = i; k < end; ++k) {
+        if (!ops[k] || !ops[k]->stager) continue;
+        if (next_fused < fused.size() && fused[next_fused] == k) {
+          ++next_fused;
+          MPIX_TRY(ops[k]->stager->wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value,
+                                                    s.trigger_word(), s.peek_next_threshold()));
+        } else {
           MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
+        }
+      }
     }
     for (int k = i; k < end; ++k) {
       if (!ops[k]) continue;

@@ -59,6 +59,35 @@ class Stager {
   // memory. Each piece of a chunked send but the last is followed by the write of
   // @p first + i to @p trigger_word; the fire recipe writes the last one.
   virtual Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) = 0;
+  // The copies out and the trigger write as one stream operation (a GPU stream's kernel that
+  // copies, then stores): whether this op can on @p ex, and doing it in place of before_trigger
+  // followed by the write of @p value to @p trigger_word.
+  virtual bool fuses_copy_out(ExecStream &ex) const {
+    (void)ex;
+    return false;
+  }
+  virtual Status copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) {
+    (void)ex;
+    (void)trigger_word;
+    (void)value;
+    return make_status(MPI_ERR_INTERN, "this stager cannot fuse its copy out");
+  }
+  // The completion wait and the copies in as one stream operation (a kernel that spins on the
+  // completion word, then copies): whether this op can on @p ex, and doing it in place of the
+  // wait for *@p done_word to reach @p done_value followed by after_wait.
+  virtual bool fuses_copy_in(ExecStream &ex) const {
+    (void)ex;
+    return false;
+  }
+  virtual Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
+                                  const uint64_t *trigger_word, uint64_t next_threshold) {
+    (void)ex;
+    (void)done_word;
+    (void)done_value;
+    (void)trigger_word;
+    (void)next_threshold;
+    return make_status(MPI_ERR_INTERN, "this stager cannot fuse its copy in");
+  }
   // Whether before_wait puts copies on the stream (a deferred trigger must then go first).
   virtual bool copies_before_wait() const { return false; }
   // After the op's trigger, before its completion wait.

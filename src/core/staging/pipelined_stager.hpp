@@ -24,6 +24,9 @@ class PipelinedStager final : public StreamStager {
   Status before_wait(ExecStream &ex) override;
   Status after_wait(ExecStream &ex, const uint64_t *trigger_word, uint64_t next_threshold) override;
   void on_piece(uint64_t len, uint64_t n) override;
+  // Piece by piece, each copy with its own trigger or piece wait: nothing to fuse.
+  bool fuses_copy_out(ExecStream &) const override { return false; }
+  bool fuses_copy_in(ExecStream &) const override { return false; }
   // Pieces are copied in as they arrive: a message delivered elsewhere would be overwritten.
   void *direct_target() override { return nullptr; }
 

@@ -110,7 +110,9 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   const StagedCopy &in = b.in;
   const bool clip =
       b.short_ok && !in.runs &&
-      (in.bytes <= kClipKernelMax || recv_chunk || plan.provider->may_deliver_device(op)) &&
+      (in.bytes <= kClipKernelMax || recv_chunk || plan.provider->may_deliver_device(op) ||
+       (in.bytes <= StreamStager::kFusedCopyInMax &&
+        plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
       plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
   if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
   else op.stager = std::make_shared<StreamStager>(std::move(b), clip);

@@ -25,6 +25,37 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
   return {};
 }
 
+bool StreamStager::fuses_copy_out(ExecStream &ex) const {
+  if (b_.nout != 1 || (b_.short_ok && !clip_)) return false;
+  const StagedCopy &c = b_.out[0];
+  return !c.runs && ex.can_fuse_copy(c.bounce, c.user, c.bytes);
+}
+
+Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) {
+  const StagedCopy &c = b_.out[0];
+  return ex.copy_then_write(c.bounce, c.user, c.bytes, trigger_word, value);
+}
+
+bool StreamStager::fuses_copy_in(ExecStream &ex) const {
+  const StagedCopy &c = b_.in;
+  return clip_ && b_.has_in && c.bytes <= kFusedCopyInMax &&
+         ex.can_fuse_copy(c.user, c.bounce, c.bytes) &&
+         ex.can_copy_prefix(c.user, c.bounce, b_.len_word);
+}
+
+Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
+                                      uint64_t done_value, const uint64_t *trigger_word,
+                                      uint64_t next_threshold) {
+  // Claimed like after_wait's copy: a host MPI_Wait that came first copied already, and the
+  // stream then only waits.
+  if (!claim_copy_in()) return ex.wait_value(done_word, done_value);
+  const StagedCopy &c = b_.in;
+  MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word));
+  b_.release_word = trigger_word;
+  b_.release_value = next_threshold;
+  return {};
+}
+
 void StreamStager::on_done(const MPI_Status &st) {
   if (!b_.len_word) return;
   // Already in place (direct_target): the stream's copy in copies nothing.
