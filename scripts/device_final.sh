@@ -40,13 +40,19 @@ bench() {  # name, VAR=value, mpix_latency arguments...
   timeout -k 5 60 env "$env1" "${mr[@]}" build-gpu/bench/mpix_latency "$@" \
     --json "$out/$name.json" >> "$out/$name.txt" 2>&1 || log "  $name exited $?"
 }
-B=(-d cuda -m 8:4194304 -i 300 -x 30)
+# The kernel before each send writes the message and the receiver checks it (DESIGN.md §7).
+B=(-d cuda -m 8:4194304 -i 300 -x 30 --set kernel=write)
 bench lat_DD_enqueue_staged MPIX_GPU_DIRECT=off "${B[@]}" --buffers "D D" --mode enqueue
 bench lat_DD_mpisync MPIX_GPU_DIRECT=off "${B[@]}" --buffers "D D" --mode mpi-sync
 bench lat_DD_enqueue_direct MPIX_GPU_DIRECT=auto "${B[@]}" --buffers "D D" --mode enqueue
 bench lat_HH_enqueue MPIX_GPU_DIRECT=off "${B[@]}" --buffers "H H" --mode enqueue
 bench lat_HH_mpisync MPIX_GPU_DIRECT=off "${B[@]}" --buffers "H H" --mode mpi-sync
+# MPICH's own CUDA stream tests, where an MPICH source tree is at hand (test/mpich_compat).
+if [ -n "${MPICH_SRC:-}" ] && left; then
+  OUT=$out/mpich test/mpich_compat/run_mpich_stream_tests.sh build-gpu cuda \
+    -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY 2>&1 | grep -E "PASS|FAIL" | tee -a "$out/steps.log"
+fi
 log done
 # The device tool returns a limited number of files: the results travel as one archive.
-(cd "$out" && tar czf results.tgz ./*.json ./*.txt ./*.log 2>/dev/null &&
+(cd "$out" && tar czf results.tgz ./*.json ./*.txt ./*.log ./mpich 2>/dev/null &&
   rm -f ./*.json ./lat_*.txt ./ctest_gpu.log)
