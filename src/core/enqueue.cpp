@@ -99,8 +99,10 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   plan.agent_may_copy = true;
   ExecStream *ex = nullptr;
   MPIX_TRY(ctx->stream->exec(&ex));
+  plan.exec = ex;
   Op *op = nullptr;
-  MPIX_TRY(op_create(a, plan, &op));
+  Provider *prov = nullptr;
+  MPIX_TRY(op_create(a, plan, &op, &prov));
   if (!request) {
     op->user_status = status == MPI_STATUS_IGNORE ? nullptr : status;
     op->flags.store(kOpWaitEnqueued);
@@ -120,7 +122,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // The point of no return: once submitted, the agent owns the op and fires it once the stream
   // writes the threshold. A failure from here on fails the op (op_fail); the error reaches the
   // caller at the wait (nonblocking) or from this call (blocking), and nothing is left behind.
-  Status st = op_submit(op, ex, &fire);
+  Status st = op_submit(op, prov, ex, &fire);
   if (!st.is_ok()) {
     if (!request) op->refs.fetch_sub(1, std::memory_order_relaxed);
     op_discard(op);

@@ -99,9 +99,14 @@ void op_discard(Op *op) {
 
 Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out) {
   Provider *prov = nullptr;
+  return op_create(a, plan, out, &prov);
+}
+
+Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **prov_out) {
+  Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
-  ExecStream *ex = nullptr;
-  if (plan.stream) MPIX_TRY(plan.stream->exec(&ex));
+  ExecStream *ex = plan.exec;
+  if (plan.stream && !ex) MPIX_TRY(plan.stream->exec(&ex));
   MPIX_TRY(agent_start());            // so that agent_submit cannot fail
   const bool faults = fault_armed();  // test hook (core/fault.hpp)
   if (faults) MPIX_TRY(fault_hit("op_create"));
@@ -116,12 +121,17 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out) {
     return st;
   }
   *out = op;
+  *prov_out = prov;
   return {};
 }
 
 Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire) {
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
+  return op_submit(op, prov, ex, fire);
+}
+
+Status op_submit(Op *op, Provider *prov, ExecStream *ex, FireRecipe *fire) {
   Status st = prov->arm(*op, ex, fire);
   if (fault_armed() && st.is_ok()) st = fault_hit("arm");
   MPIX_TRY(st);

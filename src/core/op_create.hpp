@@ -67,10 +67,14 @@ struct OpPlan {
   // Who copies staged buffers: the stream, unless the agent may (MPIX_AGENT_COPY_MAX, where the
   // provider allows it) or must (a gated op: no stream runs it).
   bool agent_may_copy = false;
+  // The stream's ExecStream where the front end already has it (saves asking the stream again).
+  ExecStream *exec = nullptr;
 };
 
 // Call after runtime_init. *@p out: the new op, ARMED, not yet seen by the agent.
 Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out);
+// The same; *@p prov: the provider that will carry the op.
+Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **prov);
 // Frees an op op_create made that never reached the agent (or whose op_submit failed).
 void op_discard(Op *op);
 // Has the provider arm @p op (its threshold, or gate and threshold, set; for a stream op with
@@ -81,5 +85,7 @@ void op_discard(Op *op);
 // scheduler's default, which Provider::arm may replace); null where no stream fires it (a
 // queue op, fired at MPIX_Enqueue_start; a gated op, fired by its own word).
 Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire);
+// The same, with the provider op_create used (one lookup fewer on the enqueue path).
+Status op_submit(Op *op, Provider *prov, ExecStream *ex, FireRecipe *fire);
 
 }  // namespace mpix
