@@ -58,13 +58,15 @@ struct HostStream {
 TEST_CASE("a stream stager copies in only the message's bytes", "[stager]") {
   HostStream s;
   const std::size_t in_use = mpix::staging_pool_stats().in_use;
+  // Outlives every bounce buffer of the loop: a released buffer's pool entry keeps pointing at
+  // the word that says when it may be reused, and the next iteration's acquire reads it.
+  uint64_t trigger = 0;
   for (bool clip : {true, false}) {
     INFO("clip " << clip);
     std::vector<char> user(64, 'u');
     char *bounce = nullptr;
     {
       mpix::StreamStager stg(stage_recv(user, &bounce), clip);
-      uint64_t trigger = 0;
       REQUIRE(stg.before_trigger(*s.ex, &trigger, 1).is_ok());  // fills the bounce buffer
       REQUIRE(s.ex->synchronize().is_ok());
       std::memset(bounce, 'm', 10);  // the network writes a 10-byte message
