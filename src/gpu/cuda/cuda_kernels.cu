@@ -81,6 +81,16 @@ __device__ void copy_prefix_words(char *dst, const char *src, unsigned long long
   for (unsigned long long i = head + words * sizeof(W) + tid; i < n; i += nthreads) dst[i] = src[i];
 }
 
+// n bytes by the grid, in the widest words the skew between the two buffers allows.
+__device__ void copy_bytes(char *dst, const char *src, unsigned long long n) {
+  const unsigned long long skew =
+      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
+  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
+  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
+  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
+  else copy_prefix_words<unsigned char>(dst, src, n);
+}
+
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
                             const volatile unsigned long long *len, unsigned long long skip) {
   // The length lives in pinned host memory: read it once per block, not once per thread (every
@@ -92,12 +102,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   const unsigned long long total = block_total;
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
-  const unsigned long long skew =
-      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
-  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
-  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
-  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
-  else copy_prefix_words<unsigned char>(dst, src, n);
+  copy_bytes(dst, src, n);
 }
 
 // A staged send's copy out and trigger in one kernel of one block: every thread copies its
@@ -105,12 +110,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
 // trigger (the agent reads the bounce buffer once it sees the trigger).
 __global__ void copy_then_store(char *dst, const char *src, unsigned long long n,
                                 volatile unsigned long long *word, unsigned long long value) {
-  const unsigned long long skew =
-      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
-  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
-  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
-  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
-  else copy_prefix_words<unsigned char>(dst, src, n);
+  copy_bytes(dst, src, n);
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
@@ -119,9 +119,9 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
   }
 }
 
-// A staged receive's completion wait and copy in as one kernel of one block: one thread spins
-// on the completion word (a single host-memory reader), the block meets, then all copy the
-// message's prefix as copy_prefix does.
+// A staged receive's completion wait and copy in as one kernel: in each block one thread spins
+// on the completion word (one host-memory reader per block), the block meets, then its threads
+// copy their share of the message's prefix as copy_prefix does.
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
                                char *dst, const char *src, unsigned long long max,
                                const volatile unsigned long long *len) {
@@ -135,12 +135,7 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
-  const unsigned long long skew =
-      reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
-  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
-  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
-  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
-  else copy_prefix_words<unsigned char>(dst, src, n);
+  copy_bytes(dst, src, n);
 }
 
 }  // namespace
