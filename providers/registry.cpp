@@ -54,6 +54,16 @@ Status provider_choose(std::unique_ptr<Provider> *out, std::string *reason) {
                      providers_built());
 }
 
+Status collective_provider_choose(const Provider &p2p, std::unique_ptr<Provider> *out) {
+  out->reset();
+  if (p2p.caps().collectives) return {};
+  for (const ProviderEntry *e : kProviders)
+    if (e->make_collective) return e->make_collective(out);
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "provider %s carries no collectives, and no provider built (%s) can",
+                     p2p.name(), providers_built());
+}
+
 const char *providers_built() {
   static const std::string names = [] {
     std::string n;

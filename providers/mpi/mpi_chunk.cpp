@@ -15,11 +15,8 @@ namespace {
 
 constexpr uint64_t kHeader = sizeof(ChunkHeader);
 
-MpiComm *chunk_comm(const Op &op) {
-  // Null when chunking is off; another provider's state when provider ofi lends its ops
-  // (collectives) to an embedded provider mpi.
-  return op.ctx && op.ctx->prov ? dynamic_cast<MpiComm *>(op.ctx->prov.get()) : nullptr;
-}
+// Null when neither chunking nor GPU-direct is on, and for collectives.
+MpiComm *chunk_comm(const Op &op) { return provider_comm<MpiComm>(op); }
 
 uint64_t bytes_of(const MPI_Status &st) {
   MPI_Status s = st;

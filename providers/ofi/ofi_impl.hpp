@@ -11,7 +11,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "providers/mpi/mpi_provider.hpp"
 #include "providers/ofi/fabric.hpp"
 #include "providers/ofi/ofi_op.hpp"
 #include "providers/ofi/soft_match.hpp"
@@ -82,7 +81,6 @@ class OfiProvider final : public Provider {
   std::unique_ptr<Fabric> fabric_;
   OfiOptions opt_;
   StreamCounters counters_;
-  MpiProvider mpi_;  // allreduce and other collectives
 
   // Agent thread only.
   std::list<OfiOp *> inflight_;  // posted (or fired), not complete; oldest first

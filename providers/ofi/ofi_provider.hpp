@@ -8,7 +8,8 @@
 // reaches it; the start-up self-test checks exactly that.
 //
 // Emulated triggers (tcp, shm, udp;ofi_rxd, verbs;ofi_rxm, or MPIX_OFI_NATIVE_TRIGGER=0): mpix
-// keeps the deferred work itself; fire() posts the op. Either way allreduce is handed to MPI.
+// keeps the deferred work itself; fire() posts the op. Either way allreduce goes to provider
+// mpi in the collective slot (providers/provider.hpp).
 #pragma once
 
 #include <cstdint>
