@@ -21,8 +21,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/provider.hpp"
 #include "providers/mpi/mpi_chunk.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 

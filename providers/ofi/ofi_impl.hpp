@@ -11,11 +11,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/provider.hpp"
 #include "providers/ofi/fabric.hpp"
 #include "providers/ofi/ofi_op.hpp"
 #include "providers/ofi/soft_match.hpp"
 #include "providers/ofi/trigger_counter.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 

@@ -9,14 +9,14 @@
 //
 // Emulated triggers (tcp, shm, udp;ofi_rxd, verbs;ofi_rxm, or MPIX_OFI_NATIVE_TRIGGER=0): mpix
 // keeps the deferred work itself; fire() posts the op. Either way allreduce goes to provider
-// mpi in the collective slot (providers/provider.hpp).
+// mpi in the collective slot (core/provider.hpp).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "providers/provider.hpp"
+#include "core/provider.hpp"
 
 namespace mpix {
 

@@ -10,18 +10,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/internal_thread.hpp"
 #include "base/log.hpp"
 #include "base/profile.hpp"
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
-#include "core/internal_thread.hpp"
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {

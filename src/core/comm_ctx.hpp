@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/stream.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 

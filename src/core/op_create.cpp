@@ -7,12 +7,12 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/named_types.hpp"
+#include "core/provider.hpp"
 #include "core/request.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {

@@ -11,12 +11,12 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/stream.hpp"
 #include "core/stream_release.hpp"
 #include "core/thread_level.hpp"
 #include "core/type_probe.hpp"
 #include "core/type_release.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {
