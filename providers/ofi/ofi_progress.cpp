@@ -5,7 +5,7 @@
 
 #include "base/log.hpp"
 #include "providers/ofi/ofi_check.hpp"
-#include "providers/ofi/ofi_impl.hpp"
+#include "providers/ofi/ofi_provider.hpp"
 #include "providers/ofi/tag_layout.hpp"
 
 namespace mpix {

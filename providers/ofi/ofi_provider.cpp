@@ -1,5 +1,7 @@
 // OfiProvider: arming and firing ops (ofi_progress.cpp completes them, ofi_select.cpp makes
 // the provider).
+#include "providers/ofi/ofi_provider.hpp"
+
 #include <rdma/fi_tagged.h>
 
 #include <climits>
@@ -10,7 +12,6 @@
 #include "core/stream.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"
-#include "providers/ofi/ofi_impl.hpp"
 #include "providers/ofi/tag_layout.hpp"
 
 namespace mpix {

@@ -1,11 +1,12 @@
 // Choosing the libfabric provider (MPIX_OFI_PROVIDER) and the trigger mode
 // (MPIX_OFI_NATIVE_TRIGGER), and making the OfiProvider.
+#include "providers/ofi/ofi_select.hpp"
+
 #include <cstring>
 #include <vector>
 
 #include "base/log.hpp"
 #include "providers/ofi/fabric.hpp"
-#include "providers/ofi/ofi_impl.hpp"
 #include "providers/ofi/ofi_provider.hpp"
 #include "providers/ofi/ofi_settings.hpp"
 #include "providers/ofi/self_test.hpp"

@@ -9,7 +9,7 @@
 #include "core/comm_ctx.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"
-#include "providers/ofi/ofi_impl.hpp"
+#include "providers/ofi/ofi_provider.hpp"
 
 namespace mpix {
 
