@@ -20,6 +20,9 @@ struct ProviderEntry {
   bool (*auto_takes)(std::string *why);
   // Makes the provider (what it checks, it checks here); *why says what was chosen.
   Status (*make)(std::unique_ptr<Provider> *out, std::string *why);
+  // Makes it for the collective slot, beside a p2p provider without collectives (provider.hpp);
+  // null where it cannot fill that slot.
+  Status (*make_collective)(std::unique_ptr<Provider> *out);
 };
 
 }  // namespace mpix

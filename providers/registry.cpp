@@ -1,11 +1,12 @@
 // Picks the provider (MPIX_PROVIDER) from the table of those built
-// (provider_entry.hpp; the generated provider_table.inc lists them in the order auto tries).
+// (provider_entry.hpp; the generated provider_table.inc lists them in the order auto tries),
+// and registers every provider folder's settings table (provider_settings.inc).
 #include <cstring>
 #include <string>
 
 #include "base/log.hpp"
 #include "base/settings.hpp"
-#include "providers/provider.hpp"
+#include "core/provider.hpp"
 #include "providers/provider_entry.hpp"
 
 namespace mpix {
@@ -13,8 +14,20 @@ namespace mpix {
 #define MPIX_PROVIDER_ENTRY(n) extern const ProviderEntry k_##n##_provider;
 #include "provider_table.inc"
 #undef MPIX_PROVIDER_ENTRY
+#define MPIX_PROVIDER_SETTINGS(n) const SettingTable &n##_settings();
+#include "provider_settings.inc"
+#undef MPIX_PROVIDER_SETTINGS
 
 namespace {
+
+// Each provider folder's settings table, registered beside the engine's when libmpix loads
+// (before any setting is checked), so that settings_check and mpix_info see them.
+[[maybe_unused]] const bool g_settings_registered = [] {
+#define MPIX_PROVIDER_SETTINGS(n) settings_register(n##_settings());
+#include "provider_settings.inc"
+#undef MPIX_PROVIDER_SETTINGS
+  return true;
+}();
 
 const ProviderEntry *const kProviders[] = {
 #define MPIX_PROVIDER_ENTRY(n) &k_##n##_provider,
@@ -52,6 +65,16 @@ Status provider_choose(std::unique_ptr<Provider> *out, std::string *reason) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "MPIX_PROVIDER=%s: no such provider in this build (built: %s)", want,
                      providers_built());
+}
+
+Status collective_provider_choose(const Provider &p2p, std::unique_ptr<Provider> *out) {
+  out->reset();
+  if (p2p.caps().collectives) return {};
+  for (const ProviderEntry *e : kProviders)
+    if (e->make_collective) return e->make_collective(out);
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "provider %s carries no collectives, and no provider built (%s) can",
+                     p2p.name(), providers_built());
 }
 
 const char *providers_built() {

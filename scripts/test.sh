@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Sources formatted as .clang-format says (Debian's clang-format 14, as on every machine here).
 scripts/format.sh --check
+# No #include runs back up a layer (docs/guide.md, "the source layers").
+scripts/check_layers.sh
 # nvcc lives outside PATH on stock CUDA installs. Where it exists the CUDA backend must build:
 # the normal build asks for it (ON fails the configuration instead of quietly leaving it out).
 cuda=()

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "core/op.hpp"
 #include "core/stream.hpp"
+#include "providers/mpi/mpi_settings.hpp"
 
 namespace mpix {
 
@@ -21,7 +21,7 @@ uint64_t host_hash() {
   return static_cast<uint64_t>(std::hash<std::string>{}(name)) | 1;  // 0: unknown
 }
 
-bool gpu_direct_wanted() { return std::strcmp(setting_str(Setting::gpu_direct), "auto") == 0; }
+bool gpu_direct_wanted() { return std::strcmp(setting_str(MpiSetting::gpu_direct), "auto") == 0; }
 
 }  // namespace
 
@@ -135,7 +135,7 @@ bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
   // Small messages stay eager (staged): a GPU-direct send completes only once the receiver has
   // copied it, and programs rely on small blocking sends completing before their receive.
   static const uint64_t eager_max =
-      static_cast<uint64_t>(setting_long(Setting::gpu_direct_eager_max));
+      static_cast<uint64_t>(setting_long(MpiSetting::gpu_direct_eager_max));
   return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > eager_max;
 }
 

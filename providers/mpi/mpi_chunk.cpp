@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
 #include "core/stream.hpp"
+#include "providers/mpi/mpi_settings.hpp"
 
 namespace mpix {
 
@@ -15,11 +15,8 @@ namespace {
 
 constexpr uint64_t kHeader = sizeof(ChunkHeader);
 
-MpiComm *chunk_comm(const Op &op) {
-  // Null when chunking is off; another provider's state when provider ofi lends its ops
-  // (collectives) to an embedded provider mpi.
-  return op.ctx && op.ctx->prov ? dynamic_cast<MpiComm *>(op.ctx->prov.get()) : nullptr;
-}
+// Null when neither chunking nor GPU-direct is on, and for collectives.
+MpiComm *chunk_comm(const Op &op) { return provider_comm<MpiComm>(op); }
 
 uint64_t bytes_of(const MPI_Status &st) {
   MPI_Status s = st;
@@ -77,7 +74,7 @@ Matcher::~Matcher() {
 Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si,
                        std::unique_ptr<ProviderComm> *out) {
   out->reset();
-  const long c = setting_long(Setting::staging_chunk);
+  const long c = setting_long(MpiSetting::staging_chunk);
   long mine[2] = {c, -c}, agg[2] = {0, 0};
   MPIX_MPI_CHECK(MPI_Allreduce(mine, agg, 2, MPI_LONG, MPI_MAX, comm));
   if (agg[0] != -agg[1])

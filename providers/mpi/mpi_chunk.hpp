@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "base/status.hpp"
+#include "core/provider.hpp"
 #include "providers/mpi/ipc_path.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 

@@ -17,8 +17,14 @@ Status mpi_make(std::unique_ptr<Provider> *out, std::string *why) {
   return {};
 }
 
+// The collective slot beside a provider without collectives (ofi): MPI_Iallreduce.
+Status mpi_make_collective(std::unique_ptr<Provider> *out) {
+  *out = make_mpi_provider();
+  return {};
+}
+
 }  // namespace
 
-extern const ProviderEntry k_mpi_provider = {"mpi", mpi_auto_takes, mpi_make};
+extern const ProviderEntry k_mpi_provider = {"mpi", mpi_auto_takes, mpi_make, mpi_make_collective};
 
 }  // namespace mpix

@@ -29,14 +29,12 @@ const char *what_of(const Op &op) {
 }  // namespace
 
 bool MpiProvider::reads_device(const Op &op) {
-  const auto *mc =
-      op.ctx && op.ctx->prov ? dynamic_cast<const MpiComm *>(op.ctx->prov.get()) : nullptr;
+  const auto *mc = provider_comm<MpiComm>(op);
   return mc && ipc_sends_direct(op, mc->ipc.get());
 }
 
 bool MpiProvider::may_deliver_device(const Op &op) {
-  const auto *mc =
-      op.ctx && op.ctx->prov ? dynamic_cast<const MpiComm *>(op.ctx->prov.get()) : nullptr;
+  const auto *mc = provider_comm<MpiComm>(op);
   return mc && ipc_may_receive_direct(op, mc->ipc.get());
 }
 

@@ -1,7 +1,8 @@
 // Provider "mpi": portable. The agent posts MPI_Isend / MPI_Irecv / MPI_Iallreduce on the stream
 // communicator when the stream reaches an op, and tests them. Interoperates with plain MPI on
-// the peer. Needs MPI_THREAD_MULTIPLE (the agent thread calls MPI). On a communicator with
-// MPIX_STAGING_CHUNK set, large staged sends go in pieces and receives are matched by mpix
+// the peer. It also fills the collective slot beside provider ofi (provider.hpp), where it sees
+// allreduce ops only. Needs MPI_THREAD_MULTIPLE (the agent thread calls MPI). On a communicator
+// with MPIX_STAGING_CHUNK set, large staged sends go in pieces and receives are matched by mpix
 // (mpi_chunk.hpp).
 //
 // Small sends in flight are capped (kMaxSmallSends): Open MPI 4.1 over shared memory (vader)
@@ -20,8 +21,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/provider.hpp"
 #include "providers/mpi/mpi_chunk.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 
@@ -33,6 +34,7 @@ class MpiProvider final : public Provider {
     c.agent_copies = true;
     c.mpi_buffers = true;
     c.plain_comms = true;
+    c.collectives = true;
     return c;
   }
   Status comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out) override {

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/provider.hpp"
 #include "providers/ofi/ctx_ids.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 

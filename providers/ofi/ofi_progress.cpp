@@ -5,7 +5,7 @@
 
 #include "base/log.hpp"
 #include "providers/ofi/ofi_check.hpp"
-#include "providers/ofi/ofi_impl.hpp"
+#include "providers/ofi/ofi_provider.hpp"
 #include "providers/ofi/tag_layout.hpp"
 
 namespace mpix {
@@ -202,9 +202,7 @@ void OfiProvider::check_timeouts(std::vector<Op *> &done) {
 }
 
 bool OfiProvider::progress(std::vector<Op *> &done) {
-  bool any = mpi_.progress(done);
-  bool got = read_cq(done);  // also drives progress of manual-progress providers
-  any |= got;
+  bool any = read_cq(done);  // also drives progress of manual-progress providers
   if (opt_.soft) any |= soft_progress(done);
   if (!backlog_empty()) any |= retry_backlog();
   if (native_inflight_) poke_counters();
@@ -219,8 +217,7 @@ bool OfiProvider::progress(std::vector<Op *> &done) {
 }
 
 bool OfiProvider::busy() const {
-  if (mpi_.busy() || !inflight_.empty() || !backlog_empty() || !local_done_.empty() ||
-      !soft_retry_.empty())
+  if (!inflight_.empty() || !backlog_empty() || !local_done_.empty() || !soft_retry_.empty())
     return true;
   for (const auto &q : held_sends_)
     if (!q.second.empty()) return true;

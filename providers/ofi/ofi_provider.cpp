@@ -1,5 +1,7 @@
 // OfiProvider: arming and firing ops (ofi_progress.cpp completes them, ofi_select.cpp makes
 // the provider).
+#include "providers/ofi/ofi_provider.hpp"
+
 #include <rdma/fi_tagged.h>
 
 #include <climits>
@@ -10,7 +12,6 @@
 #include "core/stream.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"
-#include "providers/ofi/ofi_impl.hpp"
 #include "providers/ofi/tag_layout.hpp"
 
 namespace mpix {
@@ -31,14 +32,13 @@ Status OfiProvider::comm_open(MPI_Comm comm, std::unique_ptr<ProviderComm> *out)
 }
 
 Status OfiProvider::comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) {
-  const auto *oc = dynamic_cast<const OfiComm *>(old);
-  if (!oc) return make_status(MPI_ERR_COMM, "provider ofi: the communicator has no ofi state");
-  return oc->dup(out);
+  // Only ever ofi's own state: a context's p2p slot holds what this provider made.
+  if (!old) return make_status(MPI_ERR_COMM, "provider ofi: the communicator has no ofi state");
+  return static_cast<const OfiComm *>(old)->dup(out);
 }
 
 Status OfiProvider::validate(const Op &op) {
-  if (op.kind == OpKind::allreduce) return {};
-  if (!op.ctx || !dynamic_cast<const OfiComm *>(op.ctx->prov.get()))
+  if (!provider_comm<OfiComm>(op))
     return make_status(MPI_ERR_COMM, "provider ofi: the stream communicator has no ofi state");
   bool any_tag = op.kind == OpKind::recv && op.tag == MPI_ANY_TAG;
   if (!any_tag && (op.tag < 0 || op.tag > ofi_tag::kMaxTag))
@@ -51,7 +51,7 @@ Status OfiProvider::validate(const Op &op) {
 
 // Everything about the op that does not depend on the data: where it goes, its tag, its buffer.
 Status OfiProvider::prepare(Op &op, std::unique_ptr<OfiOp> *out) {
-  const auto &comm = static_cast<const OfiComm &>(*op.ctx->prov);
+  const OfiComm &comm = *provider_comm<OfiComm>(op);
   auto o = std::make_unique<OfiOp>();
   o->op = &op;
   o->is_send = op.kind == OpKind::send;
@@ -109,7 +109,7 @@ Status OfiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
   // raises the op's counter (fire()).
   (void)ex;
   (void)fire;
-  if (op.kind == OpKind::allreduce || op.peer == MPI_PROC_NULL) return {};
+  if (op.peer == MPI_PROC_NULL) return {};
   std::unique_ptr<OfiOp> o;
   MPIX_TRY(prepare(op, &o));
   // A gated op (Op::gate) fires out of its arming order, which a counter cannot express: it
@@ -159,7 +159,6 @@ void OfiProvider::stop_inflight(OfiOp *o) {
 }
 
 Status OfiProvider::fire(Op &op) {
-  if (op.kind == OpKind::allreduce) return mpi_.fire(op);
   op_posted(op);
   if (op.peer == MPI_PROC_NULL) {
     MPI_Status st{};

@@ -1,13 +1,14 @@
 // Choosing the libfabric provider (MPIX_OFI_PROVIDER) and the trigger mode
 // (MPIX_OFI_NATIVE_TRIGGER), and making the OfiProvider.
+#include "providers/ofi/ofi_select.hpp"
+
 #include <cstring>
 #include <vector>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "providers/ofi/fabric.hpp"
-#include "providers/ofi/ofi_impl.hpp"
 #include "providers/ofi/ofi_provider.hpp"
+#include "providers/ofi/ofi_settings.hpp"
 #include "providers/ofi/self_test.hpp"
 
 namespace mpix {
@@ -24,7 +25,7 @@ const char *const kHardwareTrigger[] = {"cxi"};
 enum class NativeWish { automatic, off, on };
 
 Status parse_native(NativeWish *w) {
-  const char *v = setting_str(Setting::ofi_native_trigger);
+  const char *v = setting_str(OfiSetting::ofi_native_trigger);
   if (!std::strcmp(v, "auto")) *w = NativeWish::automatic;
   else if (!std::strcmp(v, "0")) *w = NativeWish::off;
   else if (!std::strcmp(v, "1")) *w = NativeWish::on;
@@ -37,11 +38,11 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
                     OfiOptions *opt) {
   MPIX_TRY(Fabric::open(prov, fabric));
   Fabric &f = **fabric;
-  const char *order = setting_str(Setting::ofi_order);
+  const char *order = setting_str(OfiSetting::ofi_order);
   if (std::strcmp(order, "auto") != 0 && std::strcmp(order, "serialize") != 0)
     return make_status(MPI_ERR_ARG, "MPIX_OFI_ORDER=%s is not auto or serialize", order);
   opt->serialize = !f.sends_ordered() || !std::strcmp(order, "serialize");
-  const char *match = setting_str(Setting::ofi_match);
+  const char *match = setting_str(OfiSetting::ofi_match);
   if (std::strcmp(match, "auto") != 0 && std::strcmp(match, "libfabric") != 0 &&
       std::strcmp(match, "mpix") != 0)
     return make_status(MPI_ERR_ARG, "MPIX_OFI_MATCH=%s is not auto, libfabric or mpix", match);
@@ -112,7 +113,7 @@ Status try_provider(const std::string &prov, NativeWish wish, std::unique_ptr<Fa
 Status make_ofi_provider(std::unique_ptr<Provider> *out, std::string *why) {
   NativeWish wish = NativeWish::automatic;
   MPIX_TRY(parse_native(&wish));
-  std::string want = setting_str(Setting::ofi_provider);
+  std::string want = setting_str(OfiSetting::ofi_provider);
   std::vector<std::string> candidates;
   if (want == "auto") candidates.assign(std::begin(kAutoOrder), std::end(kAutoOrder));
   else candidates.push_back(want);
@@ -147,8 +148,9 @@ OfiTestInfo ofi_test_info() {
   OfiTestInfo info;
   Provider *p = nullptr;
   if (!provider_get(&p).is_ok()) return info;
-  const auto *o = dynamic_cast<const OfiProvider *>(p);
-  if (!o) return info;
+  // Names are unique in the provider table, and only make_ofi_provider makes one named ofi.
+  if (std::strcmp(p->name(), "ofi") != 0) return info;
+  const auto *o = static_cast<const OfiProvider *>(p);
   info.active = true;
   info.native = o->caps().native_triggers;
   info.counters_opened = o->counters_opened();

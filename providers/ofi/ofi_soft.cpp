@@ -9,7 +9,7 @@
 #include "core/comm_ctx.hpp"
 #include "providers/ofi/ofi_check.hpp"
 #include "providers/ofi/ofi_comm.hpp"
-#include "providers/ofi/ofi_impl.hpp"
+#include "providers/ofi/ofi_provider.hpp"
 
 namespace mpix {
 
@@ -114,7 +114,7 @@ void OfiProvider::soft_deliver(OfiOp *o, const SoftHeader &h, const char *data, 
     finish(o, h.size > o->len ? MPI_ERR_TRUNCATE : MPI_SUCCESS, n, 0, done);
     return;
   }
-  const auto &comm = static_cast<const OfiComm &>(*o->op->ctx->prov);
+  const OfiComm &comm = *provider_comm<OfiComm>(*o->op);
   o->rndv_id = h.id;
   o->reply_addr = comm.addr(ofi_tag::source_of(h.match));
   o->tag = soft_payload_tag(h.match, h.id);

@@ -3,19 +3,19 @@
 #include <algorithm>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "core/stream.hpp"
 #include "providers/ofi/ofi_check.hpp"
+#include "providers/ofi/ofi_settings.hpp"
 
 namespace mpix {
 
 StreamCounters::StreamCounters(Fabric &fabric) : fabric_(fabric) {
-  long s = setting_long(Setting::ofi_cntr_start);
+  long s = setting_long(OfiSetting::ofi_cntr_start);
   // A chained counter's thresholds run from start + cap + 2 to start + 2 cap + 1 and its link
   // sits one past them: cap ops per counter fit below kMaxThreshold while 2 cap + 2 <= room.
   start_ = static_cast<uint64_t>(std::clamp<long>(s, 0, TriggerCounter::kMaxThreshold - 4));
   const uint64_t room = TriggerCounter::kMaxThreshold - start_;
-  const auto per = static_cast<uint64_t>(std::max<long>(1, setting_long(Setting::ofi_cntr_ops)));
+  const auto per = static_cast<uint64_t>(std::max<long>(1, setting_long(OfiSetting::ofi_cntr_ops)));
   ops_per_cntr_ = std::max<uint64_t>(1, std::min(per, (room - 2) / 2));
 }
 

@@ -4,7 +4,7 @@
 // stream's native ops in stream order and adds 1 per op, so the counter counts fired native ops:
 // the k-th native op armed on a counter gets threshold start + k. (The stream's 64-bit trigger
 // sequence, op.threshold, stays the agent's business: ops that are not native, e.g. an
-// allreduce handed to MPI, do not move the counter.)
+// allreduce, which provider mpi carries in the collective slot, do not move the counter.)
 //
 // libfabric thresholds are size_t, but sockets (1.17) keeps counter values in a 32-bit atomic
 // and compares `value < (int)threshold`: thresholds above INT32_MAX would fire at once, and a

@@ -6,8 +6,9 @@
 
 #include <mpi.h>
 
+#include "base/exception_class.hpp"
+#include "base/internal_thread.hpp"
 #include "base/status.hpp"
-#include "core/internal_thread.hpp"
 #include "core/stream_release.hpp"
 
 namespace mpix {
@@ -16,18 +17,14 @@ int finish(MPI_Comm comm, const char *call, const Status &st);
 // The same for an MPI error code made earlier (an asynchronous failure's, with its message).
 int report_code(MPI_Comm comm, const char *call, int code);
 
-// Call only inside a catch block: the MPI error class of the exception being handled
-// (std::bad_alloc: MPI_ERR_NO_MEM; std::system_error, e.g. a thread that could not be
-// started: MPI_ERR_OTHER; anything else: MPI_ERR_INTERN), logged once with @p call.
-int exception_class(const char *call) noexcept;
-// Call only inside a catch block: exception_class, then MPI_COMM_WORLD's error handler (the
-// communicator of a call that threw is not known for sure).
+// Call only inside a catch block: exception_class (base/exception_class.hpp), then MPI_COMM_WORLD's
+// error handler (the communicator of a call that threw is not known for sure).
 int exception_finish(const char *call) noexcept;
 
 // Runs an entry point's body (@p fn returns its MPI error class); an exception becomes an MPI
 // error class instead of crossing into C. Streams the agent let go of are destroyed first
 // (core/stream_release.hpp). Inside it, the thread counts as mpix's own
-// (core/internal_thread.hpp): mpix's MPI calls skip the plain-MPI wrappers' stream sync.
+// (base/internal_thread.hpp): mpix's MPI calls skip the plain-MPI wrappers' stream sync.
 template <class Fn>
 int api_guard(const char *call, Fn &&fn) noexcept {
   InternalScope internal;

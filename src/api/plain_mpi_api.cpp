@@ -5,7 +5,7 @@
 // mpix_sync_plain_calls = true (Stream::syncs_plain_calls). For every other communicator
 // nothing is done: while no such stream communicator exists that costs one relaxed atomic
 // load, otherwise one attribute lookup (core/comm_ctx.cpp, comm_ctx_sync_stream). mpix's own MPI
-// calls (the agent, calls inside MPIX_* entry points) skip the sync (core/internal_thread.hpp).
+// calls (the agent, calls inside MPIX_* entry points) skip the sync (base/internal_thread.hpp).
 // These win over libmpi's definitions only when libmpix comes before libmpi in the link order, as
 // for MPI_Init.
 #include <mpi.h>
@@ -13,8 +13,8 @@
 #include "api/errors.hpp"
 #include "api/plain_sync.hpp"
 #include "api/stream_handle.hpp"
+#include "base/internal_thread.hpp"
 #include "core/comm_ctx.hpp"
-#include "core/internal_thread.hpp"
 
 namespace mpix {
 

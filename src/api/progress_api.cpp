@@ -15,8 +15,8 @@
 
 #include "api/errors.hpp"
 #include "api/stream_handle.hpp"
+#include "base/internal_thread.hpp"
 #include "core/enqueue.hpp"
-#include "core/internal_thread.hpp"
 #include "core/runtime.hpp"
 #include "mpix/mpix.h"
 

@@ -7,40 +7,27 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "base/setting_rows.hpp"
 
 namespace mpix {
 namespace {
 
-// The byte and microsecond limits the table uses: large enough for any real use, small enough
-// that no arithmetic on them (sizes, time points) can overflow.
-#define MPIX_MAX_BYTES 1099511627776L  // 1 TiB
-#define MPIX_MAX_US 3600000000L        // an hour
-#define MPIX_INT(lo, hi) SettingKind::integer, (lo), (hi), nullptr, nullptr
-#define MPIX_ONE_OF(words) SettingKind::one_of, 0, 0, words, nullptr
-#define MPIX_LIST_OF(all, words) SettingKind::list_of, 0, 0, words, all
-#define MPIX_NAME SettingKind::name, 0, 0, nullptr, nullptr
-
-const SettingInfo kSettings[] = {
-#define MPIX_SETTING(id, name, def, takes, help) {name, def, takes, help},
+const SettingInfo kEngineRows[] = {
+#define MPIX_SETTING MPIX_SETTING_INFO
 #include "base/settings_table.def"
 #undef MPIX_SETTING
 };
-static_assert(sizeof kSettings / sizeof kSettings[0] == setting_count(),
+static_assert(sizeof kEngineRows / sizeof kEngineRows[0] == setting_count(),
               "every Setting has one table row");
 
-struct Cache {
-  const char *value[setting_count()];
-  Cache() {
-    for (std::size_t i = 0; i < setting_count(); ++i) {
-      const char *env = std::getenv(kSettings[i].name);
-      value[i] = (env && *env) ? env : kSettings[i].default_value;
-    }
-  }
+struct Registered {
+  std::mutex mu;
+  std::vector<const SettingTable *> tables;
 };
 
-const Cache &cache() {
-  static const Cache c;
-  return c;
+Registered &registered() {
+  static Registered *r = new Registered;  // never destroyed: tables are read until exit
+  return *r;
 }
 
 // Whether [b, e) is one of the '|'- or ','-separated words of @p words.
@@ -76,12 +63,38 @@ bool parse_decimal(const char *v, long *out, bool *overflow) {
 
 }  // namespace
 
-const SettingInfo &setting_info(Setting s) { return kSettings[static_cast<std::size_t>(s)]; }
+const SettingTable &engine_settings() {
+  static const SettingTable *t = new SettingTable("engine", kEngineRows, setting_count());
+  return *t;
+}
 
-const char *setting_str(Setting s) { return cache().value[static_cast<std::size_t>(s)]; }
+void settings_register(const SettingTable &t) {
+  Registered &r = registered();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.tables.push_back(&t);
+}
 
-std::string setting_takes(Setting s) {
-  const SettingInfo &i = setting_info(s);
+std::vector<const SettingTable *> setting_tables() {
+  std::vector<const SettingTable *> all{&engine_settings()};
+  Registered &r = registered();
+  std::lock_guard<std::mutex> lk(r.mu);
+  all.insert(all.end(), r.tables.begin(), r.tables.end());
+  return all;
+}
+
+const char *SettingTable::str(std::size_t i) const {
+  std::call_once(read_, [this] {
+    values_.reset(new const char *[n_]);
+    for (std::size_t k = 0; k < n_; ++k) {
+      const char *env = std::getenv(rows_[k].name);
+      values_[k] = (env && *env) ? env : rows_[k].default_value;
+    }
+  });
+  return values_[i];
+}
+
+std::string SettingTable::takes(std::size_t row) const {
+  const SettingInfo &i = info(row);
   std::string out;
   switch (i.kind) {
     case SettingKind::integer:
@@ -102,11 +115,11 @@ std::string setting_takes(Setting s) {
   return out;
 }
 
-Status setting_parse(Setting s, const char *value, long *n) {
-  const SettingInfo &i = setting_info(s);
+Status SettingTable::parse(std::size_t row, const char *value, long *n) const {
+  const SettingInfo &i = info(row);
   auto bad = [&](const char *why) {
     return make_status(MPI_ERR_ARG, "%s=%s is %s: it takes %s", i.name, value, why,
-                       setting_takes(s).c_str());
+                       takes(row).c_str());
   };
   switch (i.kind) {
     case SettingKind::integer: {
@@ -147,26 +160,26 @@ Status setting_parse(Setting s, const char *value, long *n) {
   return bad("of an unknown kind");
 }
 
-long setting_long(Setting s) {
+long SettingTable::value(std::size_t i) const {
   long n = 0;
-  if (setting_parse(s, setting_str(s), &n).is_ok()) return n;
+  if (parse(i, str(i), &n).is_ok()) return n;
   // A bad value fails initialisation (settings_check); code that still runs (the logger, a host
   // stream made without MPI) gets the default.
   n = 0;
-  setting_parse(s, setting_info(s).default_value, &n);
+  parse(i, info(i).default_value, &n);
   return n;
 }
 
 const Status &settings_check() {
   static const Status *result = [] {
     Status first;
-    for (std::size_t i = 0; i < setting_count(); ++i) {
-      Status st =
-          setting_parse(static_cast<Setting>(i), setting_str(static_cast<Setting>(i)), nullptr);
-      if (st.is_ok()) continue;
-      MPIX_LOG(error, "api", "%s", st.what().c_str());
-      if (first.is_ok()) first = std::move(st);
-    }
+    for (const SettingTable *t : setting_tables())
+      for (std::size_t i = 0; i < t->size(); ++i) {
+        Status st = t->parse(i, t->str(i), nullptr);
+        if (st.is_ok()) continue;
+        MPIX_LOG(error, "api", "%s", st.what().c_str());
+        if (first.is_ok()) first = std::move(st);
+      }
     return new Status(std::move(first));  // never destroyed: read until exit
   }();
   return *result;

@@ -1,24 +1,22 @@
-// The settings registry: every MPIX_* variable with its default, what it takes and help text
-// (settings_table.def). Values are read from the environment once, on first use, and checked
-// strictly: a bad value is an error at mpix's initialisation (runtime_init), never read as
-// the default.
+// The settings registry: every MPIX_* variable with its default, what it takes and help text,
+// in tables of MPIX_SETTING rows (base/setting_rows.hpp): the engine's here
+// (settings_table.def), each provider's in its folder (providers/<name>/<name>_settings.def),
+// registered with this one. Values are read from the environment once, on first use, and
+// checked strictly: a bad value is an error at mpix's initialisation (runtime_init), never read
+// as the default.
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/status.hpp"
 
 namespace mpix {
 
-enum class Setting {
-#define MPIX_SETTING(id, name, def, takes, help) id,
-#include "base/settings_table.def"
-#undef MPIX_SETTING
-  count_
-};
-
-// What a setting takes (settings_table.def: MPIX_INT, MPIX_ONE_OF, MPIX_LIST_OF, MPIX_NAME).
+// What a setting takes (base/setting_rows.hpp: MPIX_INT, MPIX_ONE_OF, MPIX_LIST_OF, MPIX_NAME).
 enum class SettingKind { integer, one_of, list_of, name };
 
 struct SettingInfo {
@@ -31,21 +29,61 @@ struct SettingInfo {
   const char *help;
 };
 
-const SettingInfo &setting_info(Setting s);
-constexpr std::size_t setting_count() { return static_cast<std::size_t>(Setting::count_); }
+// One folder's table: its rows, in order, and their values in effect.
+class SettingTable {
+ public:
+  // @p owner names the folder ("engine", "ofi", ...); @p rows outlive the table.
+  SettingTable(const char *owner, const SettingInfo *rows, std::size_t n)
+      : owner_(owner), rows_(rows), n_(n) {}
+  const char *owner() const { return owner_; }
+  std::size_t size() const { return n_; }
+  const SettingInfo &info(std::size_t i) const { return rows_[i]; }
+  // The value in effect: the environment's if set and non-empty, else the default.
+  const char *str(std::size_t i) const;
+  // The value in effect of an integer setting; the default if the value is bad (which
+  // settings_check reports: mpix does not initialise with a bad value).
+  long value(std::size_t i) const;
+  // Checks @p value against what row @p i takes; an integer's value goes to @p *n (may be
+  // null). The error (MPI_ERR_ARG) names the variable, the value and what it takes.
+  Status parse(std::size_t i, const char *value, long *n) const;
+  // What row @p i takes, in words ("an integer 0..100", "one of auto, mpi, ofi").
+  std::string takes(std::size_t i) const;
 
-// The value in effect: the environment's if set and non-empty, else the default.
-const char *setting_str(Setting s);
-// The value in effect of an integer setting; the default if the value is bad (which
-// settings_check reports: mpix does not initialise with a bad value).
-long setting_long(Setting s);
+ private:
+  const char *owner_;
+  const SettingInfo *rows_;
+  std::size_t n_;
+  mutable std::once_flag read_;
+  mutable std::unique_ptr<const char *[]> values_;  // read from the environment on first use
+};
 
-// Checks @p value against what @p s takes; an integer setting's value goes to @p *n (may be
-// null). The error (MPI_ERR_ARG) names the variable, the value and what it takes.
-Status setting_parse(Setting s, const char *value, long *n);
-// What @p s takes, in words ("an integer 0..100", "one of auto, mpi, ofi").
-std::string setting_takes(Setting s);
-// Every value in effect checked, once; the error of the first bad one (all are logged).
+// Adds a folder's table (called once per table, before settings are checked: a provider
+// folder's is registered by providers/registry.cpp at load time).
+void settings_register(const SettingTable &t);
+// Every table: the engine's first, then the registered ones in registration order.
+std::vector<const SettingTable *> setting_tables();
+// Every value in effect of every table checked, once; the error of the first bad one (all are
+// logged).
 const Status &settings_check();
+
+// The engine's settings (settings_table.def).
+enum class Setting {
+#define MPIX_SETTING(id, name, def, takes, help) id,
+#include "base/settings_table.def"
+#undef MPIX_SETTING
+  count_
+};
+const SettingTable &engine_settings();
+constexpr std::size_t setting_count() { return static_cast<std::size_t>(Setting::count_); }
+inline std::size_t setting_index(Setting s) { return static_cast<std::size_t>(s); }
+inline const SettingInfo &setting_info(Setting s) {
+  return engine_settings().info(setting_index(s));
+}
+inline const char *setting_str(Setting s) { return engine_settings().str(setting_index(s)); }
+inline long setting_long(Setting s) { return engine_settings().value(setting_index(s)); }
+inline Status setting_parse(Setting s, const char *value, long *n) {
+  return engine_settings().parse(setting_index(s), value, n);
+}
+inline std::string setting_takes(Setting s) { return engine_settings().takes(setting_index(s)); }
 
 }  // namespace mpix

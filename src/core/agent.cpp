@@ -10,18 +10,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/internal_thread.hpp"
 #include "base/log.hpp"
 #include "base/profile.hpp"
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
-#include "core/internal_thread.hpp"
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "core/type_release.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {
@@ -37,7 +37,7 @@ const uint64_t *trigger_of(const Op &op) { return op.gate ? op.gate : op.stream-
 // MPI_Finalize.
 class Agent {
  public:
-  explicit Agent(Provider *prov) : prov_(prov), thread_([this] { run(); }) {}
+  Agent(Provider *prov, Provider *coll) : prov_(prov), coll_(coll), thread_([this] { run(); }) {}
   ~Agent() { stop(); }
 
   // Any thread. A lock-free push onto a stack the agent empties whole: ops of one stream are
@@ -107,7 +107,12 @@ class Agent {
   bool poll_copies_in();
   void profile_seen(Op *op);
 
+  // Whom it fires @p op on: the collective slot's provider for collectives (provider.hpp).
+  Provider &provider_of(const Op &op) { return op.kind == OpKind::allreduce ? *coll_ : *prov_; }
+  bool providers_busy() const { return prov_->busy() || (coll_ != prov_ && coll_->busy()); }
+
   Provider *prov_;
+  Provider *coll_;  // the collective slot's; prov_ where that carries collectives
   std::atomic<Op *> incoming_{nullptr};  // newest first, linked by Op::submit_next
   std::atomic<Op *> aborted_{nullptr};   // op_fail's ops, linked by Op::abort_next
   std::atomic<bool> asleep_{false};      // the agent sleeps until notified (see run())
@@ -231,7 +236,7 @@ bool Agent::fire_reached() {
       const bool prof = profile_enabled();
       if (prof) profile_seen(op);
       st = fault_fire_point();
-      if (st.is_ok()) st = prov_->fire(*op);
+      if (st.is_ok()) st = provider_of(*op).fire(*op);
       if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
         op_failed(*op, std::move(st));
@@ -319,6 +324,7 @@ void Agent::run() {
     progress |= fire_reached();
     done_.clear();
     progress |= prov_->progress(done_);
+    if (coll_ != prov_) progress |= coll_->progress(done_);
     for (Op *op : done_) complete(op);
     progress |= poll_copies_in();
     bool pollers_busy = false;
@@ -327,7 +333,7 @@ void Agent::run() {
       backoff.reset();
       continue;
     }
-    if (armed_count_ == 0 && !prov_->busy() && !pollers_busy && copying_in_.empty()) {
+    if (armed_count_ == 0 && !providers_busy() && !pollers_busy && copying_in_.empty()) {
       // Idle: nothing can happen until a new op arrives, which notifies while asleep_ is set.
       // Set, then look again (both seq_cst, as in submit): either this load sees an op pushed
       // meanwhile, or its submitter sees asleep_ and notifies, which ends the wait at once.
@@ -339,10 +345,10 @@ void Agent::run() {
     } else if (backoff.sleeping()) {
       // Napping: a new op ends the nap (as before), so that its trigger is polled closely.
       asleep_.store(true, std::memory_order_seq_cst);
-      if (!incoming_.load(std::memory_order_seq_cst)) backoff.pause(epoch, prov_->busy());
+      if (!incoming_.load(std::memory_order_seq_cst)) backoff.pause(epoch, providers_busy());
       asleep_.store(false, std::memory_order_relaxed);
     } else {
-      backoff.pause(epoch, prov_->busy());
+      backoff.pause(epoch, providers_busy());
     }
   }
   MPIX_LOG(debug, "agent", "stopped");
@@ -394,9 +400,9 @@ void agent_remove_poller(AgentPoller *p) {
   if (Agent *a = started_agent()) a->remove_poller(p);
 }
 
-Status agent_make(Provider *prov, PartPtr<Agent> *out) {
+Status agent_make(Provider *prov, Provider *coll, PartPtr<Agent> *out) {
   try {
-    out->reset(new Agent(prov));
+    out->reset(new Agent(prov, coll));
   } catch (const std::system_error &e) {
     return make_status(MPI_ERR_OTHER, "could not start the agent thread: %s", e.what());
   } catch (const std::bad_alloc &) {

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <new>
 
+#include "base/internal_thread.hpp"
 #include "base/log.hpp"
-#include "core/internal_thread.hpp"
 
 namespace mpix {
 namespace {

@@ -9,8 +9,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/stream.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 
@@ -45,6 +46,8 @@ struct Multiplex {
 struct CommCtx {
   std::shared_ptr<Stream> stream;  // null for a plain duplicate (MPIX_STREAM_NULL)
   std::shared_ptr<Multiplex> mux;  // set for a multiplex communicator (stream is then null)
+  // The p2p provider's state (provider.hpp). The collective slot's provider keeps none: it
+  // posts collectives on the communicator itself.
   std::unique_ptr<ProviderComm> prov;
   std::atomic<int64_t> pending_ops{0};
   // Stops counting this communicator in stream->attached_comms (once). Called at MPI_Comm_free:
@@ -61,6 +64,15 @@ struct CommCtx {
   std::atomic<bool> detached_{false};
   bool counted_sync_ = false;
 };
+
+// The per-communicator state of the provider that carries @p op (provider_for): the p2p
+// provider's for sends and receives, none for collectives. That provider made it, so it is of
+// the provider's own type @p T; null where the provider keeps none for the communicator.
+template <class T>
+T *provider_comm(const Op &op) {
+  if (!op.ctx || op.kind == OpKind::allreduce) return nullptr;
+  return static_cast<T *>(op.ctx->prov.get());
+}
 
 // Attaches a new context to @p comm.
 Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);

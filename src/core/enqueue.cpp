@@ -7,10 +7,10 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/mpi_status.hpp"
+#include "core/provider.hpp"
 #include "core/request.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {

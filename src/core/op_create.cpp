@@ -7,12 +7,12 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/named_types.hpp"
+#include "core/provider.hpp"
 #include "core/request.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {
@@ -104,7 +104,7 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out) {
 
 Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **prov_out) {
   Provider *prov = nullptr;
-  MPIX_TRY(provider_get(&prov));
+  MPIX_TRY(provider_for(a.kind, &prov));
   ExecStream *ex = plan.exec;
   if (plan.stream && !ex) MPIX_TRY(plan.stream->exec(&ex));
   MPIX_TRY(agent_start());            // so that agent_submit cannot fail
@@ -127,7 +127,7 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **
 
 Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire) {
   Provider *prov = nullptr;
-  MPIX_TRY(provider_get(&prov));
+  MPIX_TRY(provider_for(op->kind, &prov));
   return op_submit(op, prov, ex, fire);
 }
 

@@ -11,12 +11,12 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/stream.hpp"
 #include "core/stream_release.hpp"
 #include "core/thread_level.hpp"
 #include "core/type_probe.hpp"
 #include "core/type_release.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {
@@ -57,7 +57,9 @@ Runtime::~Runtime() {
   // The provider drops its resources now that nothing drives it: ofi closes its endpoint, so
   // that libfabric's shm unlinks its shared-memory region.
   provider_fast_.store(nullptr, std::memory_order_release);
+  coll_fast_.store(nullptr, std::memory_order_release);
   if (provider_) provider_->shutdown();
+  if (coll_) coll_->shutdown();
   stream_release_run();  // streams the agent let go of (core/stream_release.hpp)
   type_release_run();
   const std::size_t left = op_registry_report(*ops_);
@@ -79,8 +81,9 @@ Runtime::~Runtime() {
   agent_.reset();
 
   // What outlives the Runtime, leaked on purpose here and nowhere else:
-  // * the provider: communicators whose attributes MPI deletes later in MPI_Finalize (those of
-  //   MPI_COMM_WORLD go after MPI_COMM_SELF's) still hold its ProviderComms, which refer to it;
+  // * the providers: communicators whose attributes MPI deletes later in MPI_Finalize (those of
+  //   MPI_COMM_WORLD go after MPI_COMM_SELF's) still hold their ProviderComms, which refer to
+  //   them;
   // * the staging pool: a device stream may still copy to or from a bounce buffer it holds
   //   (an op never completed), and pinned memory is mapped into the device;
   // * the stream registry, with the streams never freed (stream_registry_outlive): a native
@@ -90,6 +93,7 @@ Runtime::~Runtime() {
   // * ops never retired, with their registry (reported above): a stream may still wait on their
   //   completion words, which come from the process-wide signal pool (never freed either).
   if (provider_) runtime_keep_forever(std::shared_ptr<Provider>(std::move(provider_)));
+  if (coll_) runtime_keep_forever(std::shared_ptr<Provider>(std::move(coll_)));
   runtime_keep_forever(std::shared_ptr<StagingPool>(std::move(staging_pool_)));
   stream_registry_outlive(std::move(streams_));
   if (op_registry_size(*ops_)) runtime_keep_forever(std::shared_ptr<OpRegistry>(std::move(ops_)));
@@ -100,11 +104,25 @@ Status Runtime::provider(Provider **out) {
   if ((*out = provider_fast_.load(std::memory_order_acquire))) return {};
   std::lock_guard<std::mutex> lk(provider_mu_);
   if (!provider_) {
-    MPIX_TRY(provider_choose(&provider_, &provider_reason_));
+    std::unique_ptr<Provider> p2p, coll;
+    MPIX_TRY(provider_choose(&p2p, &provider_reason_));
+    MPIX_TRY(collective_provider_choose(*p2p, &coll));
+    provider_ = std::move(p2p);
+    coll_ = std::move(coll);
     MPIX_LOG(info, "api", "provider %s (%s)", provider_->name(), provider_reason_.c_str());
+    if (coll_) MPIX_LOG(debug, "api", "collectives: provider %s", coll_->name());
   }
+  coll_fast_.store(coll_ ? coll_.get() : provider_.get(), std::memory_order_release);
   provider_fast_.store(provider_.get(), std::memory_order_release);
   *out = provider_.get();
+  return {};
+}
+
+Status Runtime::collective_provider(Provider **out) {
+  if ((*out = coll_fast_.load(std::memory_order_acquire))) return {};
+  Provider *p2p = nullptr;
+  MPIX_TRY(provider(&p2p));  // chooses both slots
+  *out = coll_fast_.load(std::memory_order_acquire);
   return {};
 }
 
@@ -117,9 +135,10 @@ Status Runtime::agent(Agent **out) {
   if ((*out = agent_fast_.load(std::memory_order_acquire))) return {};
   std::lock_guard<std::mutex> lk(agent_mu_);
   if (!agent_) {
-    Provider *prov = nullptr;
+    Provider *prov = nullptr, *coll = nullptr;
     MPIX_TRY(provider(&prov));
-    MPIX_TRY(agent_make(prov, &agent_));
+    MPIX_TRY(collective_provider(&coll));
+    MPIX_TRY(agent_make(prov, coll, &agent_));
     agent_fast_.store(agent_.get(), std::memory_order_release);
     MPIX_LOG(debug, "agent", "started (provider %s)", prov->name());
   }
@@ -139,6 +158,12 @@ Status provider_get(Provider **out) {
   Runtime *rt = runtime_current();
   if (!rt) return make_status(MPI_ERR_OTHER, "mpix is not initialised (or MPI was finalised)");
   return rt->provider(out);
+}
+
+Status provider_for(OpKind kind, Provider **out) {
+  Runtime *rt = runtime_current();
+  if (!rt) return make_status(MPI_ERR_OTHER, "mpix is not initialised (or MPI was finalised)");
+  return kind == OpKind::allreduce ? rt->collective_provider(out) : rt->provider(out);
 }
 
 std::string provider_choice_reason() {

@@ -3,7 +3,8 @@
 // those first thing in MPI_Finalize) destroys it: that destruction is mpix's shutdown.
 //
 // Construction order, destroyed in reverse (~Runtime says what happens first):
-//   MPI calls (core/mpi_calls.hpp) > provider (chosen on first use) > stream registry >
+//   MPI calls (core/mpi_calls.hpp) > providers (p2p and collective, chosen on first use) >
+//   stream registry >
 //   request table > op registry > staging pool > agent (started on first use) > parts of the
 //   layers above the engine (queues, partitioned requests, progress threads, ...), in the order
 //   they were first used.
@@ -55,8 +56,9 @@ PartPtr<StagingPool> staging_pool_make();
 // Keeps @p r and the streams still in it past the Runtime, where MPIX_Stream_free finds them
 // after MPI_Finalize (~Runtime says why).
 void stream_registry_outlive(PartPtr<StreamRegistry> r);
-// Starts the agent thread, which drives @p prov (core/agent.cpp).
-Status agent_make(Provider *prov, PartPtr<Agent> *out);
+// Starts the agent thread, which drives @p prov and the collective slot's @p coll (the same
+// object where @p prov carries collectives; core/agent.cpp).
+Status agent_make(Provider *prov, Provider *coll, PartPtr<Agent> *out);
 // Stops the agent thread (joins it); the Agent stays until deleted.
 void agent_join(Agent &a);
 
@@ -70,15 +72,17 @@ class RuntimePart {
 class Runtime {
  public:
   // @p mpi: MPI's calls (mpi_calls()) or a test's; @p provider: null to choose MPIX_PROVIDER on
-  // first use. Makes no MPI call and starts no thread.
+  // first use (a given one fills the collective slot too). Makes no MPI call, starts no thread.
   Runtime(std::unique_ptr<MpiCalls> mpi, std::unique_ptr<Provider> provider);
   ~Runtime();
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
 
   MpiCalls &mpi() { return *mpi_; }
-  // The provider, chosen (MPIX_PROVIDER) on first use.
+  // The p2p provider, chosen (MPIX_PROVIDER) on first use.
   Status provider(Provider **out);
+  // The collective slot's provider (the p2p one where that carries collectives).
+  Status collective_provider(Provider **out);
   std::string provider_reason();
   StreamRegistry &streams() { return *streams_; }
   RequestTable &requests() { return *requests_; }
@@ -104,6 +108,8 @@ class Runtime {
   std::mutex provider_mu_;
   std::unique_ptr<Provider> provider_;
   std::atomic<Provider *> provider_fast_{nullptr};  // provider_ once chosen, read lock-free
+  std::unique_ptr<Provider> coll_;  // the collective slot's, when provider_ carries none
+  std::atomic<Provider *> coll_fast_{nullptr};  // coll_, or provider_ where that has them
   std::string provider_reason_;
   PartPtr<StreamRegistry> streams_;
   PartPtr<RequestTable> requests_;

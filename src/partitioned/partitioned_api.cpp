@@ -6,6 +6,7 @@
 
 #include "api/checks.hpp"
 #include "api/errors.hpp"
+#include "core/mpi_status.hpp"
 #include "core/runtime.hpp"
 #include "mpix/mpix.h"
 #include "partitioned/device_request.hpp"
@@ -91,13 +92,7 @@ Status pready(MPIX_Request request, const int *parts, int n) {
 Status wait_or_test(MPIX_Request *request, int *flag, MPI_Status *status) {
   if (!request) return make_status(MPI_ERR_ARG, "request is NULL");
   if (*request == MPIX_REQUEST_NULL) {
-    if (status != MPI_STATUS_IGNORE) {
-      status->MPI_SOURCE = MPI_ANY_SOURCE;
-      status->MPI_TAG = MPI_ANY_TAG;
-      status->MPI_ERROR = MPI_SUCCESS;
-      MPI_Status_set_elements_x(status, MPI_BYTE, 0);
-      MPI_Status_set_cancelled(status, 0);
-    }
+    status_set_empty(status);
     if (flag) *flag = 1;
     return {};
   }

@@ -17,7 +17,7 @@
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
-#include "partitioned/engine.hpp"
+#include "partitioned/prequest_engine.hpp"
 #include "partitioned/private_comms.hpp"
 
 namespace mpix {

@@ -2,6 +2,8 @@
 // It turns rounds into ops (core/op.hpp) the agent fires when their partition's word opens and
 // the provider carries, and turns their completions into part / done words. Everything here
 // runs on the agent thread, with the engine lock held.
+#include "partitioned/prequest_engine.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -10,7 +12,6 @@
 #include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/op.hpp"
-#include "partitioned/engine.hpp"
 #include "partitioned/prequest.hpp"
 #include "partitioned/private_comms.hpp"
 

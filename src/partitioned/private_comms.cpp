@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/keyval_part.hpp"
 #include "core/runtime.hpp"
 
 namespace mpix {
@@ -18,30 +19,9 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   return MPI_SUCCESS;
 }
 
-// The Runtime's key for the private communicators, made on first use, freed with it at
-// MPI_Finalize. Communicators still carrying the attribute keep the key alive until they are
-// freed.
-struct KeySlot final : RuntimePart {
-  std::mutex mu;
-  int kv = MPI_KEYVAL_INVALID;  // guarded by mu
-  ~KeySlot() override {
-    if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
-  }
-};
-
-// Call with k.mu held.
-int keyval(KeySlot &k) {
-  if (k.kv == MPI_KEYVAL_INVALID) {
-    // Not copied by MPI_Comm_dup: a duplicate gets private communicators of its own.
-    const int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k.kv, nullptr);
-    if (rc != MPI_SUCCESS) {
-      // Callers' MPI_Comm_get/set_attr then fail with MPI_ERR_KEYVAL, and say so.
-      MPIX_LOG(error, "api", "MPI_Comm_create_keyval for partitioned requests failed (%d)", rc);
-      k.kv = MPI_KEYVAL_INVALID;
-    }
-  }
-  return k.kv;
-}
+// The Runtime's key for the private communicators (a duplicate gets private communicators of
+// its own).
+struct PrivateCommsKey final : KeyvalPart {};
 
 // Collective over @p comm: the private communicator and the provider's state for it.
 Status make_private(MPI_Comm comm, MPI_Comm *out, std::shared_ptr<CommCtx> *ctx) {
@@ -73,11 +53,13 @@ PrivateComms::~PrivateComms() {
 }
 
 Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
-  KeySlot &k = runtime().part<KeySlot>();
-  std::lock_guard<std::mutex> lk(k.mu);
+  PrivateCommsKey &k = runtime().part<PrivateCommsKey>();
+  std::lock_guard<std::mutex> lk(k.mu());
+  int kv = MPI_KEYVAL_INVALID;
+  MPIX_TRY(k.get(delete_fn, &kv));
   void *v = nullptr;
   int flag = 0;
-  MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(k), &v, &flag));
+  MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, kv, &v, &flag));
   if (flag) {
     *out = *static_cast<Holder *>(v);
     return {};
@@ -92,7 +74,7 @@ Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
   MPIX_TRY(make_private(comm, &pc->hdr, &pc->hdr_ctx));
   MPIX_TRY(make_private(comm, &pc->data, &pc->data_ctx));
   auto *h = new Holder(pc);
-  int rc = MPI_Comm_set_attr(comm, keyval(k), h);
+  int rc = MPI_Comm_set_attr(comm, kv, h);
   if (rc != MPI_SUCCESS) {
     delete h;
     return mpi_status(rc, "MPI_Comm_set_attr", __FILE__, __LINE__);

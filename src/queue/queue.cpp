@@ -7,11 +7,11 @@
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
 #include "core/op_create.hpp"
+#include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
-#include "providers/provider.hpp"
 #include "queue/queue_comm.hpp"
 #include "queue/queue_stream.hpp"
 

@@ -4,6 +4,7 @@
 
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/keyval_part.hpp"
 #include "core/runtime.hpp"
 
 namespace mpix {
@@ -16,24 +17,8 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   return MPI_SUCCESS;
 }
 
-// The Runtime's key for the queue's plain-communicator state, made on first use, freed with
-// it at MPI_Finalize (communicators still carrying the attribute keep the key alive).
-struct QueueKey final : RuntimePart {
-  std::mutex mu;
-  int kv = MPI_KEYVAL_INVALID;  // guarded by mu
-  ~QueueKey() override {
-    if (kv != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&kv);
-  }
-};
-
-// Call with k.mu held.
-Status keyval(QueueKey &k, int *kv) {
-  if (k.kv == MPI_KEYVAL_INVALID)
-    // Not copied by MPI_Comm_dup: a duplicate is another communicator, with state of its own.
-    MPIX_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k.kv, nullptr));
-  *kv = k.kv;
-  return {};
-}
+// The Runtime's key for the queue's plain-communicator state.
+struct QueueKey final : KeyvalPart {};
 
 }  // namespace
 
@@ -45,9 +30,9 @@ Status queue_plain_ctx(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
     return {};
   }
   QueueKey &k = runtime().part<QueueKey>();
-  std::lock_guard<std::mutex> lk(k.mu);
+  std::lock_guard<std::mutex> lk(k.mu());
   int kv = MPI_KEYVAL_INVALID;
-  MPIX_TRY(keyval(k, &kv));
+  MPIX_TRY(k.get(delete_fn, &kv));
   void *v = nullptr;
   int flag = 0;
   MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, kv, &v, &flag));

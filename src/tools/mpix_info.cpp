@@ -10,10 +10,10 @@
 
 #include "base/runtime_lib.hpp"
 #include "base/settings.hpp"
+#include "core/provider.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/gpu_aware_mpi.hpp"
 #include "mpix/mpix.h"
-#include "providers/provider.hpp"
 #ifdef MPIX_HAVE_HIP
 #include "gpu/hip/hip_dl.hpp"
 #endif
@@ -74,14 +74,15 @@ int main(int argc, char **argv) {
     std::printf("  CUDA device buffers to MPI: %s\n", aware_choice(StreamKind::cuda).why.c_str());
   }
   std::printf("settings (environment variables):\n");
-  for (std::size_t i = 0; i < setting_count(); ++i) {
-    auto s = static_cast<Setting>(i);
-    const SettingInfo &info = setting_info(s);
-    std::printf("  %-20s = %-10s (default %s; takes %s)\n      %s\n", info.name, setting_str(s),
-                info.default_value, setting_takes(s).c_str(), info.help);
-    Status st = setting_parse(s, setting_str(s), nullptr);
-    if (!st.is_ok()) std::printf("      ERROR: %s\n", st.what().c_str());
-  }
+  // The engine's table, then each provider folder's (registered by providers/registry.cpp).
+  for (const SettingTable *t : setting_tables())
+    for (std::size_t i = 0; i < t->size(); ++i) {
+      const SettingInfo &info = t->info(i);
+      std::printf("  %-20s = %-10s (default %s; takes %s)\n      %s\n", info.name, t->str(i),
+                  info.default_value, t->takes(i).c_str(), info.help);
+      Status st = t->parse(i, t->str(i), nullptr);
+      if (!st.is_ok()) std::printf("      ERROR: %s\n", st.what().c_str());
+    }
   MPI_Finalize();
   return 0;
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "mpi/test_util.hpp"
-#include "providers/ofi/ofi_provider.hpp"
+#include "providers/ofi/ofi_select.hpp"
 
 using namespace mpix_test;
 

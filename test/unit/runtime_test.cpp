@@ -23,10 +23,10 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/request.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
-#include "providers/provider.hpp"
 
 using mpix::Op;
 using mpix::OpState;

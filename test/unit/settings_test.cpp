@@ -1,6 +1,7 @@
-// The settings registry: one row per MPIX_* variable, values from the environment (CTest sets
-// MPIX_SLEEP_US, MPIX_TIMEOUT and MPIX_YIELD_US for this program, see CMakeLists.txt) or the
-// default, every value checked strictly against what its row says it takes.
+// The settings registry: one row per MPIX_* variable, in the engine's table and each provider
+// folder's, values from the environment (CTest sets MPIX_SLEEP_US, MPIX_TIMEOUT and
+// MPIX_YIELD_US for this program, see CMakeLists.txt) or the default, every value checked
+// strictly against what its row says it takes.
 #include "base/settings.hpp"
 
 #include <climits>
@@ -11,13 +12,32 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "core/provider.hpp"
+#include "providers/mpi/mpi_settings.hpp"
+#include "providers/ofi/ofi_settings.hpp"
 
 using mpix::Setting;
 using mpix::SettingKind;
 
 namespace {
 
-Setting nth(std::size_t i) { return static_cast<Setting>(i); }
+// One row of one table.
+struct Row {
+  const mpix::SettingTable *t;
+  std::size_t i;
+  const mpix::SettingInfo &info() const { return t->info(i); }
+};
+Row row(Setting s) { return {&mpix::engine_settings(), static_cast<std::size_t>(s)}; }
+Row row(mpix::OfiSetting s) { return {&mpix::ofi_settings(), static_cast<std::size_t>(s)}; }
+
+// Every row of the engine's table and of each provider folder's.
+std::vector<Row> all_rows() {
+  std::vector<Row> rows;
+  for (const mpix::SettingTable *t :
+       {&mpix::engine_settings(), &mpix::ofi_settings(), &mpix::mpi_settings()})
+    for (std::size_t i = 0; i < t->size(); ++i) rows.push_back({t, i});
+  return rows;
+}
 
 // The words of "a|b|c" (or "a,b,c").
 std::vector<std::string> words(const char *w, char sep) {
@@ -31,14 +51,18 @@ std::vector<std::string> words(const char *w, char sep) {
 
 // setting_parse's verdict on @p value, checking that a refusal is MPI_ERR_ARG and its message
 // names the variable, the value and what the variable takes.
-bool accepts(Setting s, const std::string &value, long *n = nullptr) {
-  mpix::Status st = mpix::setting_parse(s, value.c_str(), n);
+bool accepts(Row r, const std::string &value, long *n = nullptr) {
+  mpix::Status st = r.t->parse(r.i, value.c_str(), n);
   if (st.is_ok()) return true;
   CHECK(st.code() == MPI_ERR_ARG);
   const std::string &what = st.what();
-  CHECK(what.find(std::string(mpix::setting_info(s).name) + "=" + value) != std::string::npos);
-  CHECK(what.find("takes " + mpix::setting_takes(s)) != std::string::npos);
+  CHECK(what.find(std::string(r.info().name) + "=" + value) != std::string::npos);
+  CHECK(what.find("takes " + r.t->takes(r.i)) != std::string::npos);
   return false;
+}
+template <class E>
+bool accepts(E s, const std::string &value, long *n = nullptr) {
+  return accepts(row(s), value, n);
 }
 
 }  // namespace
@@ -47,8 +71,8 @@ TEST_CASE("every setting has a unique MPIX_ name, a default it accepts and help 
           "[settings]") {
   REQUIRE(mpix::setting_count() >= 10);
   std::set<std::string> names;
-  for (std::size_t i = 0; i < mpix::setting_count(); ++i) {
-    const auto &s = mpix::setting_info(nth(i));
+  for (const Row &r : all_rows()) {
+    const auto &s = r.info();
     REQUIRE(s.name != nullptr);
     REQUIRE(s.default_value != nullptr);
     REQUIRE(s.help != nullptr);
@@ -56,8 +80,8 @@ TEST_CASE("every setting has a unique MPIX_ name, a default it accepts and help 
     CHECK(std::strlen(s.help) > 10);
     CHECK(names.insert(s.name).second);  // no duplicates
     INFO(s.name);
-    CHECK(accepts(nth(i), s.default_value));
-    CHECK(!mpix::setting_takes(nth(i)).empty());
+    CHECK(accepts(r, s.default_value));
+    CHECK(!r.t->takes(r.i).empty());
   }
   CHECK(std::string(mpix::setting_info(Setting::sleep_us).name) == "MPIX_SLEEP_US");
   CHECK(std::string(mpix::setting_info(Setting::spin_us).name) == "MPIX_SPIN_US");
@@ -65,9 +89,8 @@ TEST_CASE("every setting has a unique MPIX_ name, a default it accepts and help 
 
 TEST_CASE("integer settings: strict decimal within their range", "[settings]") {
   int integers = 0;
-  for (std::size_t i = 0; i < mpix::setting_count(); ++i) {
-    const Setting s = nth(i);
-    const auto &info = mpix::setting_info(s);
+  for (const Row &s : all_rows()) {
+    const auto &info = s.info();
     if (info.kind != SettingKind::integer) continue;
     ++integers;
     INFO(info.name);
@@ -109,16 +132,15 @@ TEST_CASE("integer settings: strict decimal within their range", "[settings]") {
   CHECK(!accepts(Setting::agent_copy_max, "-2"));
   CHECK(accepts(Setting::timeout, "0", &n));
   CHECK(!accepts(Setting::timeout, "-5"));
-  CHECK(!accepts(Setting::ofi_cntr_ops, "0"));
+  CHECK(!accepts(mpix::OfiSetting::ofi_cntr_ops, "0"));
   CHECK(!accepts(Setting::spin_us, "-1"));
   CHECK(!accepts(Setting::yield_us, "12345678901234567890"));
 }
 
 TEST_CASE("word settings: exactly one of their words", "[settings]") {
   int word_settings = 0;
-  for (std::size_t i = 0; i < mpix::setting_count(); ++i) {
-    const Setting s = nth(i);
-    const auto &info = mpix::setting_info(s);
+  for (const Row &s : all_rows()) {
+    const auto &info = s.info();
     if (info.kind != SettingKind::one_of) continue;
     ++word_settings;
     INFO(info.name);
@@ -153,8 +175,8 @@ TEST_CASE("list and name settings", "[settings]") {
        {"", "bogus", "agent,", ",agent", "agent,,ofi", "agent, ofi", "all,agent", "agent ofi"})
     CHECK(!accepts(s, g));
 
-  const Setting p = Setting::ofi_provider;
-  REQUIRE(mpix::setting_info(p).kind == SettingKind::name);
+  const Row p = row(mpix::OfiSetting::ofi_provider);
+  REQUIRE(p.info().kind == SettingKind::name);
   CHECK(accepts(p, "tcp"));
   CHECK(accepts(p, "verbs;ofi_rxm"));
   CHECK(!accepts(p, ""));
@@ -181,8 +203,19 @@ TEST_CASE("values come from the environment, else the default; a bad one is repo
         mpix::setting_info(Setting::yield_us).default_value);
   // Not set at all: the default (unless whoever runs the test set it).
   if (!std::getenv("MPIX_OFI_PROVIDER"))
-    CHECK(std::string(mpix::setting_str(Setting::ofi_provider)) ==
-          mpix::setting_info(Setting::ofi_provider).default_value);
+    CHECK(std::string(mpix::setting_str(mpix::OfiSetting::ofi_provider)) ==
+          row(mpix::OfiSetting::ofi_provider).info().default_value);
+}
+
+TEST_CASE("each provider folder's table is registered after the engine's", "[settings]") {
+  REQUIRE(mpix::providers_built() != nullptr);  // links the registry, which registers them
+  const std::vector<const mpix::SettingTable *> t = mpix::setting_tables();
+  REQUIRE(t.size() == 3);
+  CHECK(t[0] == &mpix::engine_settings());
+  CHECK(t[1] == &mpix::ofi_settings());
+  CHECK(t[2] == &mpix::mpi_settings());
+  CHECK(std::string(mpix::setting_str(mpix::MpiSetting::staging_chunk)) ==
+        (std::getenv("MPIX_STAGING_CHUNK") ? std::getenv("MPIX_STAGING_CHUNK") : "0"));
 }
 
 TEST_CASE("values are read once: later environment changes do not apply", "[settings]") {

@@ -10,13 +10,13 @@
 #include "base/waiter.hpp"
 #include "catch.hpp"
 #include "core/mpi_calls.hpp"
+#include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/staging/agent_stager.hpp"
 #include "core/staging/pipelined_stager.hpp"
 #include "core/staging/stream_stager.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
-#include "providers/provider.hpp"
 
 namespace {
 

@@ -5,12 +5,12 @@
 
 #include "base/settings.hpp"
 #include "core/op.hpp"
+#include "core/provider.hpp"
 #include "core/stager.hpp"
 #include "core/staging/agent_stager.hpp"
 #include "core/staging/pipelined_stager.hpp"
 #include "core/staging/stream_stager.hpp"
 #include "gpu/backend.hpp"
-#include "providers/provider.hpp"
 
 namespace mpix {
 namespace {

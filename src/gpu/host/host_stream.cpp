@@ -9,7 +9,8 @@
 #include <thread>
 #include <unordered_set>
 
-#include "api/errors.hpp"
+#include "base/exception_class.hpp"
+#include "base/internal_thread.hpp"
 #include "base/settings.hpp"
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"

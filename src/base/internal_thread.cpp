@@ -1,4 +1,4 @@
-#include "core/internal_thread.hpp"
+#include "base/internal_thread.hpp"
 
 namespace mpix {
 

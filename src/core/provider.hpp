@@ -2,6 +2,12 @@
 // streams have reached; it posts them, drives progress and reports completions. A provider with
 // native triggers may post an op ahead of time, in arm(), gated on a counter, so that fire() is
 // only a counter increment. One implementation per folder under providers/.
+//
+// Two slots, as NCCL has p2p transports and CollNet: the p2p provider (MPIX_PROVIDER) carries
+// sends and receives; the collective provider carries allreduce. One provider may fill both
+// (mpi does: ProviderCaps::collectives); provider ofi carries no collectives, and provider mpi
+// fills the collective slot beside it (provider_choose). The agent drives both; each op goes
+// to the provider of its slot (provider_for).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +21,7 @@
 namespace mpix {
 
 struct Op;
+enum class OpKind : uint8_t;
 class Backend;
 class ExecStream;
 
@@ -48,9 +55,13 @@ struct ProviderCaps {
   // Carries ops on plain communicators too (no per-communicator state: it posts on the
   // communicator itself), as a queue made on MPI_COMM_WORLD needs.
   bool plain_comms = false;
+  // Carries collectives (allreduce) too, so it fills the collective slot itself.
+  bool collectives = false;
 };
 
 // Per-communicator provider state (addresses, context ids). Made collectively in comm_open.
+// A communicator's context keeps the p2p provider's (CommCtx::prov), so a provider reaches
+// its own through provider_comm<T>(op) (core/comm_ctx.hpp) and never sees another's.
 class ProviderComm {
  public:
   virtual ~ProviderComm() = default;
@@ -121,9 +132,12 @@ class Provider {
   virtual std::string describe() const = 0;
 };
 
-// The provider of this process (the Runtime's, core/runtime.hpp), chosen on first use
+// The p2p provider of this process (the Runtime's, core/runtime.hpp), chosen on first use
 // (MPIX_PROVIDER); an error names what was asked and what was tried.
 Status provider_get(Provider **out);
+// The provider that carries ops of @p kind: the collective slot's for allreduce, else the p2p
+// one (the same object where the p2p provider carries collectives).
+Status provider_for(OpKind kind, Provider **out);
 // Why the provider in use was chosen (for mpix_info).
 std::string provider_choice_reason();
 // Makes the provider MPIX_PROVIDER names (providers/registry.cpp); *reason says why it was taken.
@@ -131,6 +145,9 @@ std::string provider_choice_reason();
 // stopped, it calls shutdown() — ofi closes its endpoint, so that libfabric's shm unlinks its
 // shared-memory region instead of leaving it in /dev/shm for a later process with the same pid.
 Status provider_choose(std::unique_ptr<Provider> *out, std::string *reason);
+// The collective slot's provider for @p p2p: null when @p p2p carries collectives itself, else
+// made by the first provider built that can fill the slot (ProviderEntry::make_collective).
+Status collective_provider_choose(const Provider &p2p, std::unique_ptr<Provider> *out);
 // Providers compiled into this build ("mpi ofi").
 const char *providers_built();
 

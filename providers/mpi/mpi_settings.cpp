@@ -1,0 +1,21 @@
+#include "providers/mpi/mpi_settings.hpp"
+
+#include "base/setting_rows.hpp"
+
+namespace mpix {
+namespace {
+
+const SettingInfo kRows[] = {
+#define MPIX_SETTING MPIX_SETTING_INFO
+#include "providers/mpi/mpi_settings.def"
+#undef MPIX_SETTING
+};
+
+}  // namespace
+
+const SettingTable &mpi_settings() {
+  static const SettingTable *t = new SettingTable("mpi", kRows, sizeof kRows / sizeof kRows[0]);
+  return *t;
+}
+
+}  // namespace mpix

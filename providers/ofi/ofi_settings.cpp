@@ -1,0 +1,21 @@
+#include "providers/ofi/ofi_settings.hpp"
+
+#include "base/setting_rows.hpp"
+
+namespace mpix {
+namespace {
+
+const SettingInfo kRows[] = {
+#define MPIX_SETTING MPIX_SETTING_INFO
+#include "providers/ofi/ofi_settings.def"
+#undef MPIX_SETTING
+};
+
+}  // namespace
+
+const SettingTable &ofi_settings() {
+  static const SettingTable *t = new SettingTable("ofi", kRows, sizeof kRows / sizeof kRows[0]);
+  return *t;
+}
+
+}  // namespace mpix
