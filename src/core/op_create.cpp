@@ -32,12 +32,11 @@ Status hold_datatype(Op &op, MPI_Datatype dt) {
 }
 
 // A new op for @p a, registered, with its completion word; not yet seen by the agent.
-Op *op_new(const EnqueueArgs &a, const char *call, std::shared_ptr<CommCtx> ctx,
-           std::shared_ptr<Stream> stream) {
+Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
   auto *op = new Op;
   op_registry_add(op);
   op->kind = a.kind;
-  op->call = call;
+  op->call = plan.call;
   op->sbuf = a.sbuf;
   op->rbuf = a.rbuf;
   op->count = a.count;
@@ -45,8 +44,8 @@ Op *op_new(const EnqueueArgs &a, const char *call, std::shared_ptr<CommCtx> ctx,
   op->peer = a.peer;
   op->tag = a.tag;
   op->comm = a.comm;
-  op->ctx = std::move(ctx);
-  op->stream = std::move(stream);
+  op->ctx = *plan.ctx;
+  if (plan.stream) op->stream = *plan.stream;
   op->done = signal_pool().acquire();
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
@@ -106,13 +105,13 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
   ExecStream *ex = plan.exec;
-  if (plan.stream && !ex) MPIX_TRY(plan.stream->exec(&ex));
+  if (plan.stream && !ex) MPIX_TRY((*plan.stream)->exec(&ex));
   MPIX_TRY(agent_start());            // so that agent_submit cannot fail
   const bool faults = fault_armed();  // test hook (core/fault.hpp)
   if (faults) MPIX_TRY(fault_hit("op_create"));
 
-  Op *op = op_new(a, plan.call, plan.ctx, plan.stream);
-  Backend &be = plan.stream ? *plan.stream->backend() : *plan.be;
+  Op *op = op_new(a, plan);
+  Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
   Status st = op_prepare(*op, a.dt, *prov, plan, be, ex, faults);
   if (st.is_ok() && plan.request) st = request_start(op);
   if (faults && st.is_ok()) st = fault_hit("request_start");
