@@ -185,8 +185,7 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
   return enqueue_waitall_ops(count, requests, ops.data(), statuses);
 }
 
-Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops,
-                           MPI_Status *statuses) {
+Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI_Status *statuses) {
   auto status_of = [&](int i) {
     return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
   };

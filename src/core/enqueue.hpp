@@ -34,7 +34,6 @@ Status enqueue_wait(MPI_Request *request, MPI_Status *status);
 Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses);
 // The same for handles already consumed: ops[i] is request_find_all's answer with take (null
 // for MPI_REQUEST_NULL), so the table is searched once per wait.
-Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops,
-                           MPI_Status *statuses);
+Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI_Status *statuses);
 
 }  // namespace mpix

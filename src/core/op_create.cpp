@@ -7,7 +7,9 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/named_types.hpp"
+#include "core/op_pool.hpp"
 #include "core/request.hpp"
+#include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
@@ -33,8 +35,15 @@ Status hold_datatype(Op &op, MPI_Datatype dt) {
 
 // A new op for @p a, registered, with its completion word; not yet seen by the agent.
 Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
-  auto *op = new Op;
-  op_registry_add(op);
+  OpPool *pool = runtime().op_pool();
+  Op *op = pool ? pool->take() : nullptr;
+  if (op) {
+    op_reuse(*op);
+  } else {
+    op = new Op;
+    op_registry_add(op);
+    op->done = signal_pool().acquire();
+  }
   op->kind = a.kind;
   op->call = plan.call;
   op->sbuf = a.sbuf;
@@ -46,7 +55,6 @@ Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
   op->comm = a.comm;
   op->ctx = *plan.ctx;
   if (plan.stream) op->stream = *plan.stream;
-  op->done = signal_pool().acquire();
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
   return op;

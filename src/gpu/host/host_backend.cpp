@@ -26,8 +26,7 @@ class HostExecStream final : public ExecStream {
   // lookup the public host-stream calls make: the enqueue path writes once or twice a call.
   Status write_value(uint64_t *word, uint64_t value) override {
     const StreamMemOp op{StreamMemOp::write, word, value};
-    return check(live() ? host_stream_push_memops_live(s_, &op, 1) : MPI_ERR_ARG,
-                 "write_value64");
+    return check(live() ? host_stream_push_memops_live(s_, &op, 1) : MPI_ERR_ARG, "write_value64");
   }
   Status wait_value(const uint64_t *word, uint64_t value) override {
     const StreamMemOp op{StreamMemOp::wait, const_cast<uint64_t *>(word), value};
