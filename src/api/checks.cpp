@@ -56,12 +56,15 @@ Status check_buffer(const void *buf, int count, MPI_Datatype dt, const char *nam
   return {};
 }
 
-Status check_rank(MPI_Comm comm, int rank, bool any) {
+Status check_rank(MPI_Comm comm, int rank, bool any, int peers) {
   if (rank == MPI_PROC_NULL || (any && rank == MPI_ANY_SOURCE)) return {};
-  int inter = 0, size = 0;
-  MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
-  if (inter) MPIX_MPI_CHECK(MPI_Comm_remote_size(comm, &size));
-  else MPIX_MPI_CHECK(MPI_Comm_size(comm, &size));
+  int size = peers;
+  if (size < 0) {
+    int inter = 0;
+    MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    if (inter) MPIX_MPI_CHECK(MPI_Comm_remote_size(comm, &size));
+    else MPIX_MPI_CHECK(MPI_Comm_size(comm, &size));
+  }
   if (rank < 0 || rank >= size)
     return make_status(MPI_ERR_RANK, "rank %d is outside the communicator (size %d)", rank, size);
   return {};
@@ -80,12 +83,12 @@ Status check_tag(int tag, bool any) {
 }
 
 Status check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
-                 bool is_recv) {
+                 bool is_recv, int peers) {
   MPIX_TRY(check_comm(comm));
   MPIX_TRY(check_count(count));
   MPIX_TRY(check_datatype(dt));
   MPIX_TRY(check_buffer(buf, count, dt, "buf"));
-  MPIX_TRY(check_rank(comm, peer, is_recv));
+  MPIX_TRY(check_rank(comm, peer, is_recv, peers));
   MPIX_TRY(check_tag(tag, is_recv));
   return {};
 }

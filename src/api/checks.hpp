@@ -16,12 +16,13 @@ Status check_datatype(MPI_Datatype dt);
 // A null buffer is an error for count > 0 with a predefined datatype (derived datatypes may
 // address absolute memory from MPI_BOTTOM).
 Status check_buffer(const void *buf, int count, MPI_Datatype dt, const char *name);
-// @p any: MPI_ANY_SOURCE allowed (receives).
-Status check_rank(MPI_Comm comm, int rank, bool any);
+// @p any: MPI_ANY_SOURCE allowed (receives). @p peers: the ranks a peer may name on @p comm
+// where the caller knows them (CommCtx::peer_count), else -1 (MPI is asked).
+Status check_rank(MPI_Comm comm, int rank, bool any, int peers = -1);
 // @p any: MPI_ANY_TAG allowed (receives).
 Status check_tag(int tag, bool any);
-// comm, count, datatype, buffer, peer and tag of a point-to-point call.
+// comm, count, datatype, buffer, peer and tag of a point-to-point call (@p peers: check_rank).
 Status check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
-                 bool is_recv);
+                 bool is_recv, int peers = -1);
 
 }  // namespace mpix

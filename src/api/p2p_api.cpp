@@ -4,6 +4,7 @@
 #include "api/checks.hpp"
 #include "api/errors.hpp"
 #include "core/agent.hpp"
+#include "core/comm_ctx.hpp"
 #include "core/enqueue.hpp"
 #include "core/op.hpp"
 #include "core/request.hpp"
@@ -17,18 +18,35 @@ Status p2p(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer, i
            MPI_Comm comm, MPI_Request *request, bool want_request, MPI_Status *status) {
   if (want_request && !request) return make_status(MPI_ERR_ARG, "request is NULL");
   MPIX_TRY(runtime_init());
-  MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv));
+  // The stream communicator's context, looked up once for the call: it knows the
+  // communicator's size, so the rank check asks MPI nothing. The lookup's own failure is
+  // reported after the argument checks, in the order they always ran.
+  const std::shared_ptr<CommCtx> *ctx = nullptr;
+  Status found = comm == MPI_COMM_NULL ? Status{} : comm_ctx_peek(comm, &ctx);
+  int peers = -1;
+  if (found.is_ok() && ctx) MPIX_TRY((*ctx)->peer_count(comm, &peers));
+  MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv, peers));
+  MPIX_TRY(found);
   // A thread that cannot be started fails here, before an op exists.
   MPIX_TRY(agent_start());
   return enqueue_op(p2p_args(kind, buf, count, dt, peer, tag, comm),
-                    want_request ? request : nullptr, status);
+                    want_request ? request : nullptr, status, ctx);
 }
 
-// The communicator whose error handler a wait's failure goes to.
-MPI_Comm request_comm(const MPI_Request *request) {
-  if (!request || *request == MPI_REQUEST_NULL) return MPI_COMM_NULL;
-  Op *op = request_find(*request, false);
-  return op ? op->comm : MPI_COMM_NULL;
+// The ops of @p reqs, their handles consumed (request_find_all with take: on failure nothing is
+// consumed), and the communicator whose error handler a failure goes to (the first op's).
+Status take_requests(int n, MPI_Request *reqs, Op **ops, MPI_Comm *comm, const char *what) {
+  const int bad = request_find_all(n, reqs, ops, /*take=*/true);
+  for (int i = 0; i < n && *comm == MPI_COMM_NULL && (bad < 0 || i < bad); ++i)
+    if (ops[i]) *comm = ops[i]->comm;
+  if (bad < 0) return {};
+  if (n == 1)
+    return make_status(MPI_ERR_REQUEST,
+                       "%s is not an mpix enqueue request (or was already completed)", what);
+  return make_status(MPI_ERR_REQUEST,
+                     "%s[%d] is not an mpix enqueue request (or was already completed, or is "
+                     "listed twice)",
+                     what, bad);
 }
 
 // Whether the MPI library accepts @p op on @p dt, asked now with a zero-count MPI_Reduce_local
@@ -94,9 +112,14 @@ int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, 
 
 int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status) {
   return api_guard("MPIX_Wait_enqueue", [&]() -> int {
-    MPI_Comm comm = request_comm(request);
-    Status st =
-        request ? enqueue_wait(request, status) : make_status(MPI_ERR_ARG, "request is NULL");
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (!request)
+      return finish(comm, "MPIX_Wait_enqueue", make_status(MPI_ERR_ARG, "request is NULL"));
+    Op *op = nullptr;
+    Status st = take_requests(1, request, &op, &comm, "request");
+    if (st.is_ok())
+      st = enqueue_waitall_ops(1, request, &op,
+                               status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
     return finish(comm, "MPIX_Wait_enqueue", st);
   });
 }
@@ -108,17 +131,13 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
     if (st.is_ok() && count > 0 && !array_of_requests)
       st = make_status(MPI_ERR_ARG, "array_of_requests is NULL");
     MPI_Comm comm = MPI_COMM_NULL;
-    // Check every handle first, so a bad one leaves nothing half-enqueued.
+    // Every handle is checked first, so a bad one leaves nothing half-enqueued.
     if (st.is_ok() && count > 0) {
       std::vector<Op *> ops(static_cast<std::size_t>(count));
-      const int bad = request_find_all(count, array_of_requests, ops.data(), /*take=*/false);
-      for (int i = 0; i < count && comm == MPI_COMM_NULL; ++i)
-        if (ops[i]) comm = ops[i]->comm;
-      if (bad >= 0)
-        st = make_status(MPI_ERR_REQUEST, "array_of_requests[%d] is not an mpix enqueue request",
-                         bad);
+      st = take_requests(count, array_of_requests, ops.data(), &comm, "array_of_requests");
+      if (st.is_ok())
+        st = enqueue_waitall_ops(count, array_of_requests, ops.data(), array_of_statuses);
     }
-    if (st.is_ok() && count > 0) st = enqueue_waitall(count, array_of_requests, array_of_statuses);
     return finish(comm, "MPIX_Waitall_enqueue", st);
   });
 }

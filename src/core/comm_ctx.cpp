@@ -195,23 +195,44 @@ Status comm_ctx_drop(MPI_Comm comm) {
   return {};
 }
 
-Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
+Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out) {
   const uint64_t gen = g_generation.load(std::memory_order_acquire);
   LastComm &last = t_last;
   if (last.generation == gen && last.comm == comm && comm != MPI_COMM_NULL) {
-    *out = *last.holder;
+    *out = last.holder;
     return {};
   }
   void *v = nullptr;
   int flag = 0;
   MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(), &v, &flag));
   if (!flag) {
-    out->reset();
+    *out = nullptr;
     return {};
   }
   auto *h = static_cast<Holder *>(v);
-  *out = *h;
+  *out = h;
   last = LastComm{comm, h, gen};
+  return {};
+}
+
+Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
+  const std::shared_ptr<CommCtx> *h = nullptr;
+  MPIX_TRY(comm_ctx_peek(comm, &h));
+  if (h) *out = *h;
+  else out->reset();
+  return {};
+}
+
+Status CommCtx::peer_count(MPI_Comm comm, int *out) {
+  int n = peers_.load(std::memory_order_relaxed);
+  if (n < 0) {
+    int inter = 0;
+    MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    if (inter) MPIX_MPI_CHECK(MPI_Comm_remote_size(comm, &n));
+    else MPIX_MPI_CHECK(MPI_Comm_size(comm, &n));
+    peers_.store(n, std::memory_order_relaxed);
+  }
+  *out = n;
   return {};
 }
 

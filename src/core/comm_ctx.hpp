@@ -50,6 +50,10 @@ struct CommCtx {
   // posts collectives on the communicator itself.
   std::unique_ptr<ProviderComm> prov;
   std::atomic<int64_t> pending_ops{0};
+  // Ranks a peer may name on @p comm (this context's communicator): its size, or its remote
+  // size for an intercommunicator. Asked of MPI once, then kept (a communicator's size never
+  // changes), so that the enqueue path's rank check calls no MPI.
+  Status peer_count(MPI_Comm comm, int *out);
   // Stops counting this communicator in stream->attached_comms (once). Called at MPI_Comm_free:
   // ops that just completed may keep the context alive a moment longer, and MPIX_Stream_free
   // right after MPI_Comm_free must still succeed.
@@ -63,6 +67,7 @@ struct CommCtx {
  private:
   std::atomic<bool> detached_{false};
   bool counted_sync_ = false;
+  std::atomic<int> peers_{-1};  // peer_count once asked (-1: not yet)
 };
 
 // The per-communicator state of the provider that carries @p op (provider_for): the p2p
@@ -81,6 +86,10 @@ Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);
 Status comm_ctx_drop(MPI_Comm comm);
 // The context of @p comm, or null if it is not a stream communicator.
 Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out);
+// The same, borrowed (no reference taken): *@p out points at the attribute's own shared_ptr,
+// valid while @p comm is (using a communicator while another thread frees it is erroneous), so
+// for the length of one call on @p comm; null if it is not a stream communicator.
+Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out);
 // Ops enqueued on @p comm and not completed (0 if it is not a stream communicator). Makes no
 // attribute key (MPI_Comm_free of any communicator asks).
 int64_t comm_ctx_pending(MPI_Comm comm);

@@ -83,22 +83,23 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
 
 }  // namespace
 
-Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status) {
-  std::shared_ptr<CommCtx> ctx;
-  MPIX_TRY(comm_ctx_get(a.comm, &ctx));
-  if (!ctx || !ctx->stream)
+Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status,
+                  const std::shared_ptr<CommCtx> *ctx) {
+  if (!ctx) MPIX_TRY(comm_ctx_peek(a.comm, &ctx));
+  if (!ctx || !(*ctx)->stream)
     return make_status(MPI_ERR_COMM,
                        "communicator has no stream (make one with "
                        "MPIX_Stream_comm_create)");
+  const CommCtx &c = **ctx;
   OpPlan plan;
   plan.call = call_name(a.kind, request != nullptr);
   plan.ctx = ctx;
-  plan.stream = ctx->stream;
+  plan.stream = &c.stream;
   plan.request = request != nullptr;
-  plan.chunk = ctx->prov ? ctx->prov->staging_chunk() : 0;
+  plan.chunk = c.prov ? c.prov->staging_chunk() : 0;
   plan.agent_may_copy = true;
   ExecStream *ex = nullptr;
-  MPIX_TRY(ctx->stream->exec(&ex));
+  MPIX_TRY(c.stream->exec(&ex));
   plan.exec = ex;
   Op *op = nullptr;
   Provider *prov = nullptr;
@@ -111,7 +112,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     op->refs.fetch_add(1, std::memory_order_relaxed);
   }
 
-  Stream &s = *op->stream;
+  Stream &s = *c.stream;
   std::lock_guard<std::mutex> lk(s.enqueue_mutex());
   op->threshold = s.next_threshold();
   // A chunked send has one threshold per piece; the op's fire recipe writes the last.
@@ -173,9 +174,6 @@ Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
 }
 
 Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
-  auto status_of = [&](int i) {
-    return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
-  };
   std::vector<Op *> ops(static_cast<std::size_t>(count), nullptr);
   // One lock for the whole array; on failure nothing is consumed.
   const int bad = request_find_all(count, requests, ops.data(), /*take=*/true);
@@ -184,6 +182,13 @@ Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
                        "request %d is not an mpix enqueue request (or was "
                        "already completed, or is listed twice)",
                        bad);
+  return enqueue_waitall_ops(count, requests, ops.data(), statuses);
+}
+
+Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI_Status *statuses) {
+  auto status_of = [&](int i) {
+    return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
+  };
   for (int i = 0; i < count; ++i)
     if (requests[i] == MPI_REQUEST_NULL)
       status_set_empty(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);

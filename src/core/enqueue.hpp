@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 
+#include <memory>
+
 #include "base/status.hpp"
 #include "core/op_create.hpp"
 
@@ -17,8 +19,10 @@ class ExecStream;
 
 // Call after runtime_init. Nonblocking when @p request is non-null (a generalized request is
 // returned); otherwise the stream waits for completion and @p status (may be null) is filled in
-// stream order.
-Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status);
+// stream order. @p ctx: the communicator's context where the caller has it (comm_ctx_peek;
+// null: looked up here).
+Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status,
+                  const std::shared_ptr<CommCtx> *ctx = nullptr);
 
 // Writes the stream's deferred trigger, if it has one (Stream::defers_triggers), so that the
 // ops armed so far fire once the stream gets here. Call with the stream's enqueue_mutex held.
@@ -28,5 +32,8 @@ Status enqueue_wait(MPI_Request *request, MPI_Status *status);
 // The stream waits for every request of @p requests (MPI_REQUEST_NULL entries allowed);
 // @p statuses may be MPI_STATUSES_IGNORE. Waits on one stream go in one batch.
 Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses);
+// The same for handles already consumed: ops[i] is request_find_all's answer with take (null
+// for MPI_REQUEST_NULL), so the table is searched once per wait.
+Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI_Status *statuses);
 
 }  // namespace mpix

@@ -6,6 +6,7 @@
 #include "base/waiter.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/op_pool.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
@@ -142,8 +143,47 @@ void op_wait_completed(Op &op, MPI_Status *st) {
 void op_unref(Op *op) {
   if (op->refs.fetch_sub(1) != 1) return;
   op_advance(*op, OpState::retired);
-  signal_pool().release(op->done);
   if (op->dt_owned) type_release_later(op->dt);  // may be inside an MPI callback (MPICH)
+  op->dt_owned = false;
+  // Its references go now, not at its reuse: the stream and communicator context may end here
+  // (a stream's end on the agent thread is put off, core/stream_release.hpp).
+  op->ctx.reset();
+  op->stream.reset();
+  op->stager.reset();
+  op->error = Status{};
+  Runtime *rt = runtime_current();
+  if (OpPool *pool = rt ? rt->op_pool() : nullptr) pool->give(op);
+  else op_delete(op);  // after MPI_Finalize (an op retired late)
+}
+
+void op_reuse(Op &op) {
+  op.kind = OpKind::send;
+  op.state.store(OpState::armed, std::memory_order_relaxed);
+  op.flags.store(0, std::memory_order_relaxed);
+  op.refs.store(1, std::memory_order_relaxed);
+  op.call = "";
+  op.sbuf = nullptr;
+  op.rbuf = nullptr;
+  op.count = 0;
+  op.dt = MPI_DATATYPE_NULL;
+  op.reduce_op = MPI_OP_NULL;
+  op.peer = MPI_PROC_NULL;
+  op.tag = 0;
+  op.comm = MPI_COMM_NULL;
+  op.threshold = 0;
+  op.gate = nullptr;
+  op.done_value = 0;
+  op.grequest = MPI_REQUEST_NULL;
+  op.user_status = nullptr;
+  op.status = MPI_Status{};
+  op.prov = nullptr;
+  op.t_seen = op.t_posted = op.t_copy = 0;
+  op.submit_next = nullptr;
+  op.abort_next = nullptr;
+}
+
+void op_delete(Op *op) {
+  signal_pool().release(op->done);
   op_registry_remove(op);
   delete op;
 }

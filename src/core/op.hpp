@@ -108,14 +108,14 @@ struct Op {
   // agent's (op_failed / op_completed, before COMPLETE).
   Status error;
 
-  std::shared_ptr<Stager> stager;               // device buffers staged (core/stager.hpp)
-  void *prov = nullptr;                         // provider-private state
-  uint64_t seq = 0;                             // creation order, for reports
+  std::shared_ptr<Stager> stager;  // device buffers staged (core/stager.hpp)
+  void *prov = nullptr;            // provider-private state
+  uint64_t seq = 0;  // creation order, for reports (of the Op object: a reused op keeps it)
   uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (base/profile.hpp)
   uint64_t t_copy = 0;                          // MPIX_PROFILE: agent staging copy issued
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
-  Op *submit_next = nullptr;                    // the agent's incoming stack (agent.cpp)
-  Op *abort_next = nullptr;                     // the agent's aborted stack (agent.cpp)
+  Op *submit_next = nullptr;  // the agent's incoming stack (agent.cpp); retired: the op pool's
+  Op *abort_next = nullptr;   // the agent's aborted stack (agent.cpp)
 };
 
 // Moves @p op to @p to. An illegal transition (not in kOpNext) is an internal error: logged,
@@ -165,9 +165,14 @@ inline void op_wait_enqueued(Op &op, MPI_Status *st) {
   op.user_status = st;
   if (op.flags.fetch_or(kOpWaitEnqueued) & kOpCompleted) op_wait_completed(op, st);
 }
-// Drops one reference to @p op; the last one retires it (RETIRED: signal word, datatype,
-// registry entry, delete).
+// Drops one reference to @p op; the last one retires it (RETIRED: its datatype and references
+// go, and the op goes back to the Runtime's pool, core/op_pool.hpp, or is deleted: op_delete).
 void op_unref(Op *op);
+// A retired op taken from the pool made new for another use: every field as a new Op has it,
+// but the completion word (its value is where the last use left it) and the registry entry.
+void op_reuse(Op &op);
+// Frees a retired op: its completion word, its registry entry, the op.
+void op_delete(Op *op);
 
 // Live-op registry: every op from creation to retirement, for the finalize-time report.
 void op_registry_add(Op *op);

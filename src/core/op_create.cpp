@@ -7,8 +7,10 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/named_types.hpp"
+#include "core/op_pool.hpp"
 #include "core/provider.hpp"
 #include "core/request.hpp"
+#include "core/runtime.hpp"
 #include "core/stager.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
@@ -32,12 +34,18 @@ Status hold_datatype(Op &op, MPI_Datatype dt) {
 }
 
 // A new op for @p a, registered, with its completion word; not yet seen by the agent.
-Op *op_new(const EnqueueArgs &a, const char *call, std::shared_ptr<CommCtx> ctx,
-           std::shared_ptr<Stream> stream) {
-  auto *op = new Op;
-  op_registry_add(op);
+Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
+  OpPool *pool = runtime().op_pool();
+  Op *op = pool ? pool->take() : nullptr;
+  if (op) {
+    op_reuse(*op);
+  } else {
+    op = new Op;
+    op_registry_add(op);
+    op->done = signal_pool().acquire();
+  }
   op->kind = a.kind;
-  op->call = call;
+  op->call = plan.call;
   op->sbuf = a.sbuf;
   op->rbuf = a.rbuf;
   op->count = a.count;
@@ -45,9 +53,8 @@ Op *op_new(const EnqueueArgs &a, const char *call, std::shared_ptr<CommCtx> ctx,
   op->peer = a.peer;
   op->tag = a.tag;
   op->comm = a.comm;
-  op->ctx = std::move(ctx);
-  op->stream = std::move(stream);
-  op->done = signal_pool().acquire();
+  op->ctx = *plan.ctx;
+  if (plan.stream) op->stream = *plan.stream;
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
   return op;
@@ -106,13 +113,13 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **
   Provider *prov = nullptr;
   MPIX_TRY(provider_for(a.kind, &prov));
   ExecStream *ex = plan.exec;
-  if (plan.stream && !ex) MPIX_TRY(plan.stream->exec(&ex));
+  if (plan.stream && !ex) MPIX_TRY((*plan.stream)->exec(&ex));
   MPIX_TRY(agent_start());            // so that agent_submit cannot fail
   const bool faults = fault_armed();  // test hook (core/fault.hpp)
   if (faults) MPIX_TRY(fault_hit("op_create"));
 
-  Op *op = op_new(a, plan.call, plan.ctx, plan.stream);
-  Backend &be = plan.stream ? *plan.stream->backend() : *plan.be;
+  Op *op = op_new(a, plan);
+  Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
   Status st = op_prepare(*op, a.dt, *prov, plan, be, ex, faults);
   if (st.is_ok() && plan.request) st = request_start(op);
   if (faults && st.is_ok()) st = fault_hit("request_start");

@@ -55,11 +55,13 @@ inline EnqueueArgs p2p_args(OpKind kind, const void *buf, int count, MPI_Datatyp
 
 // Where and how a front end runs an op.
 struct OpPlan {
-  const char *call = "";         // the C call that made it, for messages
-  std::shared_ptr<CommCtx> ctx;  // the communicator's context: provider state, pending count
-  // The stream whose trigger word fires the op and which runs its stream work; null for a
-  // gated op (Op::gate), which then needs `be` and `device` below.
-  std::shared_ptr<Stream> stream;
+  const char *call = "";  // the C call that made it, for messages
+  // Borrowed for the call (the front end keeps them alive; the op takes its own references):
+  // the communicator's context (provider state, pending count), and the stream whose trigger
+  // word fires the op and which runs its stream work; `stream` null for a gated op (Op::gate),
+  // which then needs `be` and `device` below.
+  const std::shared_ptr<CommCtx> *ctx = nullptr;
+  const std::shared_ptr<Stream> *stream = nullptr;
   Backend *be = nullptr;  // gated: classifies and stages its buffers
   int device = -1;        // gated: where the agent copies (-1: its current device)
   bool request = false;   // hand out a generalized request (Op::grequest)

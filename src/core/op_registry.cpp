@@ -7,7 +7,8 @@
 
 namespace mpix {
 
-// An intrusive doubly linked list: O(1) add/remove with no allocation on the enqueue path.
+// An intrusive doubly linked list: O(1) add/remove with no allocation. An op is added when it
+// is made and removed when it is deleted: a reused op (core/op_pool.hpp) stays.
 // Ops left in it when the Runtime goes are reported and left alone (~Runtime).
 class OpRegistry {
  public:
@@ -55,14 +56,21 @@ std::size_t op_registry_size() {
   return rt ? op_registry_size(rt->ops()) : 0;
 }
 
+// Ops kept for reuse (core/op_pool.hpp) stay listed, RETIRED: neither counted nor reported.
 std::size_t op_registry_size(OpRegistry &r) {
   std::lock_guard<std::mutex> lk(r.mu);
-  return r.size;
+  std::size_t n = 0;
+  for (Op *op = r.head.reg_next; op != &r.head; op = op->reg_next)
+    n += op->state.load() != OpState::retired;
+  return n;
 }
 
 std::size_t op_registry_report(OpRegistry &r) {
   std::lock_guard<std::mutex> lk(r.mu);
+  std::size_t n = 0;
   for (Op *op = r.head.reg_next; op != &r.head; op = op->reg_next) {
+    if (op->state.load() == OpState::retired) continue;
+    ++n;
     const char *why = op->state.load() == OpState::complete
                           ? "complete, but its request was never waited on or freed"
                           : "never completed";
@@ -70,7 +78,7 @@ std::size_t op_registry_report(OpRegistry &r) {
              static_cast<unsigned long long>(op->seq), op_kind_name(op->kind), op->peer, op->tag,
              op_state_name(op->state.load()), why);
   }
-  return r.size;
+  return n;
 }
 
 }  // namespace mpix

@@ -15,26 +15,22 @@ namespace mpix {
 
 // MPI_Request -> Op, open addressing with linear probing over a power-of-two table: no
 // allocation per request in steady state (a node-based map allocates on every insert and frees
-// on every erase, on the enqueue path). Erased slots become tombstones; the table is rebuilt
-// when live entries plus tombstones reach half of it.
+// on every erase, on the enqueue path). An erase shifts the entries after it back (Knuth's
+// algorithm R), so there are no tombstones and the table is rebuilt only to grow.
 class RequestTable {
  public:
   std::mutex mu;  // guards all below (the table is the Runtime's, core/runtime.hpp)
 
   void insert(MPI_Request r, Op *op) {
-    if (2 * (live_ + tombs_ + 1) > slots_.size()) rebuild();
-    Slot *free_slot = nullptr;
+    if (4 * (live_ + 1) > slots_.size()) rebuild();  // at most a quarter full: short runs
     for (std::size_t i = home(r);; i = (i + 1) & mask_) {
       Slot &s = slots_[i];
-      if (s.state == kFull && s.key == r) {  // a stale entry for a reused handle: replace it
+      if (s.op && s.key == r) {  // a stale entry for a reused handle: replace it
         s.op = op;
         return;
       }
-      if (s.state == kTomb && !free_slot) free_slot = &s;
-      if (s.state == kEmpty) {
-        if (!free_slot) free_slot = &s;
-        else --tombs_;
-        *free_slot = Slot{r, op, kFull};
+      if (!s.op) {
+        s = Slot{r, op};
         ++live_;
         return;
       }
@@ -45,10 +41,10 @@ class RequestTable {
     if (slots_.empty()) return nullptr;
     for (std::size_t i = home(r);; i = (i + 1) & mask_) {
       Slot &s = slots_[i];
-      if (s.state == kEmpty) return nullptr;
-      if (s.state == kFull && s.key == r) {
+      if (!s.op) return nullptr;
+      if (s.key == r) {
         Op *op = s.op;
-        if (take) erase_slot(s);
+        if (take) erase_at(i);
         return op;
       }
     }
@@ -59,20 +55,18 @@ class RequestTable {
     if (slots_.empty()) return;
     for (std::size_t i = home(r);; i = (i + 1) & mask_) {
       Slot &s = slots_[i];
-      if (s.state == kEmpty) return;
-      if (s.state == kFull && s.key == r) {
-        if (s.op == op) erase_slot(s);
+      if (!s.op) return;
+      if (s.key == r) {
+        if (s.op == op) erase_at(i);
         return;
       }
     }
   }
 
  private:
-  enum : uint8_t { kEmpty, kFull, kTomb };
   struct Slot {
     MPI_Request key;
-    Op *op;
-    uint8_t state;
+    Op *op;  // null: empty
   };
 
   std::size_t home(MPI_Request r) const {
@@ -82,25 +76,34 @@ class RequestTable {
     // Fibonacci hashing: request handles (pointers, or small integers) spread over the table.
     return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
   }
-  void erase_slot(Slot &s) {
-    s.state = kTomb;
-    s.op = nullptr;
+  // Empties slot @p i, moving back each later entry of the run whose home is not cyclically in
+  // (i, j], so that every entry stays reachable from its home without crossing an empty slot.
+  void erase_at(std::size_t i) {
+    for (std::size_t j = i;;) {
+      j = (j + 1) & mask_;
+      if (!slots_[j].op) break;
+      const std::size_t k = home(slots_[j].key);
+      const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+      if (stays) continue;
+      slots_[i] = slots_[j];
+      i = j;
+    }
+    slots_[i] = Slot{MPI_REQUEST_NULL, nullptr};
     --live_;
-    ++tombs_;
   }
   void rebuild() {
     std::size_t cap = 256;
-    while (cap < 4 * (live_ + 1)) cap <<= 1;
-    std::vector<Slot> old(cap, Slot{MPI_REQUEST_NULL, nullptr, kEmpty});
+    while (cap < 8 * (live_ + 1)) cap <<= 1;
+    std::vector<Slot> old(cap, Slot{MPI_REQUEST_NULL, nullptr});
     old.swap(slots_);
     mask_ = cap - 1;
-    live_ = tombs_ = 0;
+    live_ = 0;
     for (const Slot &s : old)
-      if (s.state == kFull) insert(s.key, s.op);
+      if (s.op) insert(s.key, s.op);
   }
 
   std::vector<Slot> slots_;
-  std::size_t mask_ = 0, live_ = 0, tombs_ = 0;
+  std::size_t mask_ = 0, live_ = 0;
 };
 
 PartPtr<RequestTable> request_table_make() { return PartPtr<RequestTable>(new RequestTable); }

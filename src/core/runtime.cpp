@@ -11,6 +11,7 @@
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "core/op_pool.hpp"
 #include "core/provider.hpp"
 #include "core/stream.hpp"
 #include "core/stream_release.hpp"
@@ -43,8 +44,10 @@ Runtime::Runtime(std::unique_ptr<MpiCalls> mpi, std::unique_ptr<Provider> provid
       streams_(stream_registry_make()),
       requests_(request_table_make()),
       ops_(op_registry_make()),
-      staging_pool_(staging_pool_make()) {
+      staging_pool_(staging_pool_make()),
+      op_pool_(op_pool_make()) {
   if (provider_) provider_reason_ = "given to the Runtime";
+  op_pool_fast_.store(op_pool_.get(), std::memory_order_release);
 }
 
 Runtime::~Runtime() {
@@ -79,6 +82,9 @@ Runtime::~Runtime() {
   comm_ctx_release_keyval();
   profile_report();
   agent_.reset();
+  // The ops kept for reuse are deleted (an op retired from now on is deleted at once).
+  op_pool_fast_.store(nullptr, std::memory_order_release);
+  op_pool_.reset();
 
   // What outlives the Runtime, leaked on purpose here and nowhere else:
   // * the providers: communicators whose attributes MPI deletes later in MPI_Finalize (those of
@@ -98,6 +104,9 @@ Runtime::~Runtime() {
   stream_registry_outlive(std::move(streams_));
   if (op_registry_size(*ops_)) runtime_keep_forever(std::shared_ptr<OpRegistry>(std::move(ops_)));
 }
+
+PartPtr<OpPool> op_pool_make() { return PartPtr<OpPool>(new OpPool); }
+void part_delete(OpPool *p) { delete p; }
 
 Status Runtime::provider(Provider **out) {
   // Fast path: every enqueue asks; the provider never changes once chosen.

@@ -4,9 +4,9 @@
 //
 // Construction order, destroyed in reverse (~Runtime says what happens first):
 //   MPI calls (core/mpi_calls.hpp) > providers (p2p and collective, chosen on first use) >
-//   stream registry >
-//   request table > op registry > staging pool > agent (started on first use) > parts of the
-//   layers above the engine (queues, partitioned requests, progress threads, ...), in the order
+//   stream registry > request table > op registry > op pool > staging pool > agent (started on
+//   first use) > parts of the layers above the engine (queues, partitioned requests, progress
+//   threads, ...), in the order
 //   they were first used.
 // What must outlive it goes to runtime_keep_forever (~Runtime lists what and why).
 // Process-wide, outside it (each says why where it is defined): settings and log, signal memory
@@ -33,6 +33,7 @@ class OpRegistry;
 class RequestTable;
 class StreamRegistry;
 class StagingPool;
+class OpPool;
 
 // The engine's parts are made and deleted beside their classes (in their .cpp files), so that
 // this header needs none of them.
@@ -41,6 +42,7 @@ void part_delete(OpRegistry *p);
 void part_delete(RequestTable *p);
 void part_delete(StreamRegistry *p);
 void part_delete(StagingPool *p);
+void part_delete(OpPool *p);
 struct PartDelete {
   template <class T>
   void operator()(T *p) const {
@@ -53,6 +55,7 @@ PartPtr<OpRegistry> op_registry_make();
 PartPtr<RequestTable> request_table_make();
 PartPtr<StreamRegistry> stream_registry_make();
 PartPtr<StagingPool> staging_pool_make();
+PartPtr<OpPool> op_pool_make();
 // Keeps @p r and the streams still in it past the Runtime, where MPIX_Stream_free finds them
 // after MPI_Finalize (~Runtime says why).
 void stream_registry_outlive(PartPtr<StreamRegistry> r);
@@ -87,6 +90,8 @@ class Runtime {
   StreamRegistry &streams() { return *streams_; }
   RequestTable &requests() { return *requests_; }
   OpRegistry &ops() { return *ops_; }
+  // Retired ops kept for reuse (core/op_pool.hpp); null once ~Runtime has let them go.
+  OpPool *op_pool() const { return op_pool_fast_.load(std::memory_order_acquire); }
   StagingPool &staging_pool() { return *staging_pool_; }
   // The agent, its thread started on first use (core/agent.cpp); null from agent_started()
   // before that.
@@ -115,6 +120,8 @@ class Runtime {
   PartPtr<RequestTable> requests_;
   PartPtr<OpRegistry> ops_;
   PartPtr<StagingPool> staging_pool_;
+  PartPtr<OpPool> op_pool_;
+  std::atomic<OpPool *> op_pool_fast_{nullptr};  // op_pool_ until ~Runtime drops it
   std::mutex agent_mu_;
   PartPtr<Agent> agent_;
   std::atomic<Agent *> agent_fast_{nullptr};  // agent_, for the enqueue path's lock-free read

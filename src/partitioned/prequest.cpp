@@ -150,7 +150,7 @@ Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int 
                           uint64_t threshold, Op **out) {
   OpPlan plan;
   plan.call = send ? "partitioned send" : "partitioned receive";
-  plan.ctx = ctx;
+  plan.ctx = &ctx;
   plan.be = be_;
   plan.device = device_;
   Op *op = nullptr;

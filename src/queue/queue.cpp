@@ -54,8 +54,8 @@ Status Queue::enqueue(const EnqueueArgs &a, MPI_Request *request) {
   }
   OpPlan plan;
   plan.call = a.kind == OpKind::send ? "MPIX_Enqueue_send" : "MPIX_Enqueue_recv";
-  plan.ctx = std::move(ctx);
-  plan.stream = stream_;
+  plan.ctx = &ctx;
+  plan.stream = &stream_;
   plan.request = true;
   Op *op = nullptr;
   MPIX_TRY(op_create(a, plan, &op));

@@ -2,6 +2,7 @@
 // machines without a GPU, and what a general stream (MPI_INFO_NULL) executes on.
 #include "gpu/host/host_backend.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -21,15 +22,19 @@ class HostExecStream final : public ExecStream {
     if (owned_) mpix_host_stream_destroy(&s_);
   }
 
+  // The memory operations check liveness through check_live's cached answer, not the set
+  // lookup the public host-stream calls make: the enqueue path writes once or twice a call.
   Status write_value(uint64_t *word, uint64_t value) override {
-    return check(mpix_host_stream_write_value64(s_, word, value), "write_value64");
+    const StreamMemOp op{StreamMemOp::write, word, value};
+    return check(live() ? host_stream_push_memops_live(s_, &op, 1) : MPI_ERR_ARG, "write_value64");
   }
   Status wait_value(const uint64_t *word, uint64_t value) override {
-    return check(mpix_host_stream_wait_value64(s_, word, value), "wait_value64");
+    const StreamMemOp op{StreamMemOp::wait, const_cast<uint64_t *>(word), value};
+    return check(live() ? host_stream_push_memops_live(s_, &op, 1) : MPI_ERR_ARG, "wait_value64");
   }
   // One lock and one wake-up for the batch (a Waitall's waits) instead of one per operation.
   Status batch(const StreamMemOp *ops, std::size_t n) override {
-    return check(host_stream_push_memops(s_, ops, n), "batch");
+    return check(live() ? host_stream_push_memops_live(s_, ops, n) : MPI_ERR_ARG, "batch");
   }
   Status launch_host(void (*fn)(void *), void *arg) override {
     return check(mpix_host_stream_launch(s_, fn, arg), "launch");
@@ -102,7 +107,7 @@ class HostExecStream final : public ExecStream {
   TriggerMode trigger_mode() const override { return TriggerMode::memop; }
   void *native() const override { return s_; }
   Status check_live() const override {
-    if (host_stream_is_live(s_)) return {};
+    if (live()) return {};
     return make_status(MPI_ERR_ARG,
                        "host stream %p was destroyed (mpix_host_stream_destroy) "
                        "while an MPIX_Stream still runs on it",
@@ -114,8 +119,20 @@ class HostExecStream final : public ExecStream {
     if (rc == 0) return {};
     return make_status(rc, "mpix_host_stream_%s failed (the host stream was destroyed?)", what);
   }
+  // Whether s_ is live: the set lookup once, then again only after some host stream was
+  // destroyed (host_stream_destroyed_epoch). The epoch is read before the lookup, so a
+  // destruction after it changes the epoch and forces a new lookup.
+  bool live() const {
+    const uint64_t e = host_stream_destroyed_epoch();
+    if (e == live_epoch_.load(std::memory_order_relaxed)) return true;
+    if (!host_stream_is_live(s_)) return false;
+    live_epoch_.store(e, std::memory_order_relaxed);
+    return true;
+  }
+
   mpix_host_stream_t s_;
   bool owned_;
+  mutable std::atomic<uint64_t> live_epoch_{~uint64_t{0}};  // no epoch: not yet looked up
 };
 
 class HostBackend final : public Backend {

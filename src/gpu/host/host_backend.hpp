@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "mpix/mpix_host_stream.h"
 
@@ -11,7 +12,12 @@ struct StreamMemOp;
 // mpix_host_stream_write_value64 / wait_value64 do one at a time). MPI_ERR_ARG if @p s is not
 // live or a word is null.
 int host_stream_push_memops(mpix_host_stream_t s, const StreamMemOp *ops, std::size_t n);
+// The same for a stream the caller has just found live (HostExecStream::check_live).
+int host_stream_push_memops_live(mpix_host_stream_t s, const StreamMemOp *ops, std::size_t n);
 Backend *host_backend();
 // Whether @p s is a live host stream (a set lookup: never dereferences @p s).
 bool host_stream_is_live(mpix_host_stream_t s);
+// Bumped whenever a host stream is destroyed: a stream found live stays live while this value
+// does not change.
+uint64_t host_stream_destroyed_epoch();
 }  // namespace mpix

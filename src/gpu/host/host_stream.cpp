@@ -162,8 +162,15 @@ int host_guard(const char *call, Fn &&fn) noexcept {
 
 bool mpix::host_stream_is_live(mpix_host_stream_t s) { return is_live(s); }
 
+uint64_t mpix::host_stream_destroyed_epoch() { return g_destroyed.load(std::memory_order_acquire); }
+
 int mpix::host_stream_push_memops(mpix_host_stream_t s, const StreamMemOp *ops, std::size_t n) {
   if (!is_live(s)) return MPI_ERR_ARG;
+  return host_stream_push_memops_live(s, ops, n);
+}
+
+int mpix::host_stream_push_memops_live(mpix_host_stream_t s, const StreamMemOp *ops,
+                                       std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
     if (!ops[i].word) return MPI_ERR_ARG;
   if (n) s->push_memops(ops, n);
