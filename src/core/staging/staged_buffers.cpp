@@ -35,9 +35,7 @@ StagedBuffers::~StagedBuffers() {
 
 bool StagedBuffers::add_scratch(int device) {
   Bounce b;
-  if (device < 0 || !len_word ||
-      !scratch_acquire(be, device, len_word_offset() + sizeof(uint64_t), &b).is_ok())
-    return false;
+  if (device < 0 || !scratch_acquire(be, device, in.bytes, &b).is_ok()) return false;
   scratch = b;
   return true;
 }

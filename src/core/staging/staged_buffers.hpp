@@ -40,13 +40,8 @@ struct StagedBuffers {
   // len_word and piece_word, after the span (and table).
   Status stage(char *user, int count, MPI_Datatype dt, StagedCopy *c, char **bounce_view,
                bool lengths);
-  // A scratch buffer for `in` and the length word behind it on @p device (see scratch); false
-  // if none could be had.
+  // A scratch buffer for `in` on @p device (see scratch); false if none could be had.
   bool add_scratch(int device);
-  // Where len_word lies in the receive's bounce buffer.
-  std::size_t len_word_offset() const {
-    return static_cast<std::size_t>(reinterpret_cast<const char *>(len_word) - in.bounce);
-  }
 
   Backend *be;
   Bounce bufs[2];

@@ -19,14 +19,9 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
   if (!claim_copy_in()) return {};
   const StagedCopy &c = b_.in;
   if (clip_ && b_.scratch.p) {
-    // The copy engine brings the whole span and the length word behind it into device memory,
-    // a kernel the message's bytes, reading the length there: every block of a kernel reading
-    // one word of pinned host memory is a PCIe read, and those serialise (~1.4 us each on one
-    // H200: a 1 MiB receive's 64 blocks lost 90 us so).
-    const std::size_t len_at = b_.len_word_offset();
-    MPIX_TRY(ex.copy_async(b_.scratch.p, c.bounce, len_at + sizeof(uint64_t)));
-    MPIX_TRY(ex.copy_prefix_async(c.user, b_.scratch.p, c.bytes,
-                                  reinterpret_cast<const uint64_t *>(b_.scratch.p + len_at)));
+    // The copy engine brings the whole span into device memory, a kernel the message's bytes.
+    MPIX_TRY(ex.copy_async(b_.scratch.p, c.bounce, c.bytes));
+    MPIX_TRY(ex.copy_prefix_async(c.user, b_.scratch.p, c.bytes, b_.len_word));
   } else if (clip_) {
     MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
   } else {
