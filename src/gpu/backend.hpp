@@ -138,16 +138,6 @@ class Backend {
   // Page-locked host memory for staging device buffers.
   virtual Status alloc_pinned(std::size_t bytes, void **p) = 0;
   virtual void free_pinned(void *p) = 0;
-  // Device memory of @p device for mpix's own use (the scratch buffers of staged receives), cut
-  // from a slab made with the device's first stream (MPIX_STAGING_DEVICE_SLAB), so that nothing
-  // is allocated while user streams may wait; never freed. Fails (callers then do without) when
-  // the slab has no room left, and on backends without device memory.
-  virtual Status alloc_device(int device, std::size_t bytes, void **p) {
-    (void)device;
-    (void)bytes;
-    (void)p;
-    return make_status(MPI_ERR_UNSUPPORTED_OPERATION, "this stream backend has no device memory");
-  }
   // Blocking copy on the calling thread, outside every user stream (a staged receive completed
   // with MPI_Wait on the host). Any direction the backend supports.
   virtual Status copy_sync(void *dst, const void *src, std::size_t bytes) {

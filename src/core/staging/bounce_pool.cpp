@@ -2,7 +2,6 @@
 
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -23,11 +22,11 @@ std::size_t size_class(std::size_t bytes) {
 
 class Pool {
  public:
-  Status acquire(Backend *be, int device, std::size_t bytes, Bounce *out) {
+  Status acquire(Backend *be, std::size_t bytes, Bounce *out) {
     std::size_t cap = size_class(bytes);
     {
       std::lock_guard<std::mutex> lk(mu_);
-      auto it = free_.find(Key{be, device, cap});
+      auto it = free_.find({be, cap});
       if (it != free_.end()) {
         auto &v = it->second;
         // Newest first: a buffer released a moment ago is likely still in the CPU caches.
@@ -44,12 +43,10 @@ class Pool {
       }
     }
     void *p = nullptr;
-    if (device < 0) MPIX_TRY(be->alloc_pinned(cap, &p));
-    else MPIX_TRY(be->alloc_device(device, cap, &p));
-    MPIX_LOG(debug, "stream", "staging: new %zu-byte %s buffer", cap,
-             device < 0 ? "bounce" : "device scratch");
+    MPIX_TRY(be->alloc_pinned(cap, &p));
+    MPIX_LOG(debug, "stream", "staging: new %zu-byte bounce buffer", cap);
     std::lock_guard<std::mutex> lk(mu_);
-    *out = Bounce{be, static_cast<char *>(p), cap, device};
+    *out = Bounce{be, static_cast<char *>(p), cap};
     ++in_use_;
     bytes_ += cap;
     return {};
@@ -57,7 +54,7 @@ class Pool {
 
   void release(const Bounce &b, const uint64_t *word, uint64_t value) {
     std::lock_guard<std::mutex> lk(mu_);
-    free_[Key{b.be, b.device, b.cap}].push_back(Entry{b, word, value});
+    free_[{b.be, b.cap}].push_back(Entry{b, word, value});
     --in_use_;
     ++cached_;
   }
@@ -74,8 +71,7 @@ class Pool {
     uint64_t value;
   };
   std::mutex mu_;
-  using Key = std::tuple<Backend *, int, std::size_t>;
-  std::map<Key, std::vector<Entry>> free_;
+  std::map<std::pair<Backend *, std::size_t>, std::vector<Entry>> free_;
   std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
 };
 
@@ -93,11 +89,7 @@ Pool &pool() { return runtime().staging_pool(); }
 }  // namespace
 
 Status bounce_acquire(Backend *be, std::size_t bytes, Bounce *out) {
-  return pool().acquire(be, -1, bytes, out);
-}
-
-Status scratch_acquire(Backend *be, int device, std::size_t bytes, Bounce *out) {
-  return pool().acquire(be, device, bytes, out);
+  return pool().acquire(be, bytes, out);
 }
 
 void bounce_release(const Bounce &b, const uint64_t *word, uint64_t value) {

@@ -17,16 +17,11 @@ struct Bounce {
   Backend *be = nullptr;
   char *p = nullptr;
   std::size_t cap = 0;
-  int device = -1;  // -1: pinned host memory; else a scratch buffer in that device's memory
 };
 
 // A buffer of at least @p bytes from @p be's pinned memory, from the pool where one is free.
 Status bounce_acquire(Backend *be, std::size_t bytes, Bounce *out);
-// A scratch buffer of at least @p bytes in the memory of @p device (Backend::alloc_device), from
-// the pool where one is free; fails when the device's slab has no room left.
-Status scratch_acquire(Backend *be, int device, std::size_t bytes, Bounce *out);
-// Back to the pool (either kind); reusable once *@p word reaches @p value (at once when @p word is
-// null).
+// Back to the pool; reusable once *@p word reaches @p value (at once when @p word is null).
 void bounce_release(const Bounce &b, const uint64_t *word, uint64_t value);
 
 // Bounce buffers held by the pool (free or waiting for their stream) and in use, for tests.

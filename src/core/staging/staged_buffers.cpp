@@ -14,7 +14,6 @@ StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
       nout(o.nout),
       in(o.in),
       has_in(o.has_in),
-      scratch(o.scratch),
       short_ok(o.short_ok),
       len_word(o.len_word),
       piece_word(o.piece_word),
@@ -25,19 +24,10 @@ StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
     out[i] = o.out[i];
   }
   o.nbufs = 0;  // the buffers are ours now
-  o.scratch = Bounce{};
 }
 
 StagedBuffers::~StagedBuffers() {
   for (int i = 0; i < nbufs; ++i) bounce_release(bufs[i], release_word, release_value);
-  if (scratch.p) bounce_release(scratch, release_word, release_value);
-}
-
-bool StagedBuffers::add_scratch(int device) {
-  Bounce b;
-  if (device < 0 || !scratch_acquire(be, device, in.bytes, &b).is_ok()) return false;
-  scratch = b;
-  return true;
 }
 
 Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *c,

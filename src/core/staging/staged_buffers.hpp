@@ -40,8 +40,6 @@ struct StagedBuffers {
   // len_word and piece_word, after the span (and table).
   Status stage(char *user, int count, MPI_Datatype dt, StagedCopy *c, char **bounce_view,
                bool lengths);
-  // A scratch buffer for `in` on @p device (see scratch); false if none could be had.
-  bool add_scratch(int device);
 
   Backend *be;
   Bounce bufs[2];
@@ -50,10 +48,6 @@ struct StagedBuffers {
   int nout = 0;
   StagedCopy in;  // bounce -> user
   bool has_in = false;
-  // A large receive copied in by its length: the copy engine brings the bounce buffer into
-  // this device buffer, and a kernel moves the message's bytes on (a kernel reading pinned host
-  // memory directly is slow). Null otherwise.
-  Bounce scratch;
   // A receive (not an allreduce, whose result fills its buffer): the message may be shorter.
   bool short_ok = false;
   uint64_t *len_word = nullptr;    // received bytes (pinned; a receive's only)

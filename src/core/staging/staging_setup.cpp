@@ -15,13 +15,11 @@
 namespace mpix {
 namespace {
 
-// Receives of at most this many bytes copy in with the stream's length-reading kernel straight
-// from the bounce buffer. The kernel reads pinned host memory, which measured far slower than
-// the copy engine (4 MiB: ~2.2 ms against ~0.1 ms, one H200). Larger ones copy in through a
-// device scratch buffer (the copy engine, then the kernel reading device memory); where none
-// can be had, they fill the bounce buffer first and copy in whole with the copy engine, except
-// for a pipelined receive, whose pieces need the length, and one a direct path may deliver in
-// place.
+// Receives of at most this many bytes copy in with the stream's length-reading kernel; larger
+// ones fill the bounce buffer first and copy in whole with the copy engine. The kernel reads
+// pinned host memory, which measured far slower than the copy engine (4 MiB: ~2.2 ms against
+// ~0.1 ms, one H200): above this two copy-engine copies are cheaper, except for a pipelined
+// receive, whose pieces need the length, and one a direct path may deliver in place.
 constexpr std::size_t kClipKernelMax = 4096;
 
 // MPIX_AGENT_COPY_MAX: the agent copies when every copy is dense and at most that long.
@@ -110,22 +108,12 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // its device buffer (Provider::may_deliver_device) goes by length whatever its size, so that
   // its copy in copies nothing over a delivered message.
   const StagedCopy &in = b.in;
-  const bool small =
-      in.bytes <= kClipKernelMax || (in.bytes <= StreamStager::kFusedCopyInMax &&
-                                     plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes));
-  // A larger one copies in through a device scratch buffer where one can be had (the copy
-  // engine, then a kernel reading device memory): no copy out before its trigger.
-  if (b.short_ok && !in.runs && !small && !recv_chunk && b.add_scratch(plan.exec->device())) {
-    if (plan.exec->can_copy_prefix(in.user, b.scratch.p, b.len_word)) {
-      op.stager = std::make_shared<StreamStager>(std::move(b), true);
-      return {};
-    }
-    bounce_release(b.scratch, nullptr, 0);
-    b.scratch = Bounce{};
-  }
-  const bool clip = b.short_ok && !in.runs &&
-                    (small || recv_chunk || plan.provider->may_deliver_device(op)) &&
-                    plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
+  const bool clip =
+      b.short_ok && !in.runs &&
+      (in.bytes <= kClipKernelMax || recv_chunk || plan.provider->may_deliver_device(op) ||
+       (in.bytes <= StreamStager::kFusedCopyInMax &&
+        plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
+      plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
   if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
   else op.stager = std::make_shared<StreamStager>(std::move(b), clip);
   return {};

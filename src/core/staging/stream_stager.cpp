@@ -18,15 +18,8 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
                                 uint64_t next_threshold) {
   if (!claim_copy_in()) return {};
   const StagedCopy &c = b_.in;
-  if (clip_ && b_.scratch.p) {
-    // The copy engine brings the whole span into device memory, a kernel the message's bytes.
-    MPIX_TRY(ex.copy_async(b_.scratch.p, c.bounce, c.bytes));
-    MPIX_TRY(ex.copy_prefix_async(c.user, b_.scratch.p, c.bytes, b_.len_word));
-  } else if (clip_) {
-    MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
-  } else {
-    MPIX_TRY(copy_to_user(ex, c));
-  }
+  if (clip_) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
+  else MPIX_TRY(copy_to_user(ex, c));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};
@@ -45,7 +38,7 @@ Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word
 
 bool StreamStager::fuses_copy_in(ExecStream &ex) const {
   const StagedCopy &c = b_.in;
-  return clip_ && b_.has_in && !b_.scratch.p && c.bytes <= kFusedCopyInMax &&
+  return clip_ && b_.has_in && c.bytes <= kFusedCopyInMax &&
          ex.can_fuse_copy(c.user, c.bounce, c.bytes) &&
          ex.can_copy_prefix(c.user, c.bounce, b_.len_word);
 }

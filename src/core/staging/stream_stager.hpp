@@ -20,8 +20,7 @@ class StreamStager : public Stager {
   // copy engine, 16 KiB 38 against 38, 64 KiB 150 against 45.
   static constexpr std::size_t kFusedCopyInMax = 8192;
   // @p clip: a receive copied in by its received length (the stream reads it at run time);
-  // without, the copy out fills the bounce buffer from the receive buffer first. A clipped
-  // receive with a scratch buffer (StagedBuffers::scratch) copies in through it.
+  // without, the copy out fills the bounce buffer from the receive buffer first.
   StreamStager(StagedBuffers &&b, bool clip) : b_(std::move(b)), clip_(clip) {}
   Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) override;
   Status after_wait(ExecStream &ex, const uint64_t *trigger_word, uint64_t next_threshold) override;

@@ -24,7 +24,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -120,22 +119,6 @@ class GpuBackend final : public Backend {
       if (slab_ && c >= slab_ && c < slab_ + kSlabBytes) return;  // slab space is not reused
     }
     Api::host_free(p);
-  }
-
-  Status alloc_device(int device, std::size_t bytes, void **p) override {
-    std::lock_guard<std::mutex> lk(slab_mu_);
-    auto it = device_slabs_.find(device);
-    if (it == device_slabs_.end() || !it->second.base)
-      return make_status(MPI_ERR_NO_MEM, "no device slab on device %d", device);
-    DeviceSlab &sl = it->second;
-    const std::size_t need = (bytes + kSlabAlign - 1) / kSlabAlign * kSlabAlign;
-    if (need > sl.bytes - sl.used)
-      return make_status(MPI_ERR_NO_MEM,
-                         "the device slab of device %d is used up (%zu of %zu bytes)", device,
-                         sl.used, sl.bytes);
-    *p = sl.base + sl.used;
-    sl.used += need;
-    return {};
   }
 
   Status copy_sync(void *dst, const void *src, std::size_t bytes) override {
@@ -292,16 +275,6 @@ class GpuBackend final : public Backend {
       void *slab = nullptr;
       if (!slab_ && Api::host_alloc(kSlabBytes, &slab).is_ok()) slab_ = static_cast<char *>(slab);
     }
-    {
-      std::lock_guard<std::mutex> slk(slab_mu_);
-      static const long want = setting_long(Setting::staging_device_slab);
-      DeviceSlab &sl = device_slabs_[dev];
-      void *d = nullptr;
-      if (want > 0 && !sl.base && Api::device_alloc(static_cast<std::size_t>(want), &d).is_ok()) {
-        sl.base = static_cast<char *>(d);
-        sl.bytes = static_cast<std::size_t>(want);
-      }
-    }
     Side &sd = side_[dev];
     if (!sd.ex) {
       stream_t s{};
@@ -334,12 +307,6 @@ class GpuBackend final : public Backend {
   std::mutex slab_mu_;
   char *slab_ = nullptr;
   std::size_t slab_used_ = 0;
-  // Device slabs (alloc_device), one per device: never freed (streams may copy at exit).
-  struct DeviceSlab {
-    char *base = nullptr;
-    std::size_t bytes = 0, used = 0;
-  };
-  std::map<int, DeviceSlab> device_slabs_;
 };
 
 }  // namespace mpix

@@ -81,8 +81,6 @@ struct CudaApi {
   static bool kernel_can_access(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
-  // Device memory of the current device (mpix's device slab; never freed).
-  static Status device_alloc(std::size_t bytes, void **p);
   static Status host_register(void *p, std::size_t bytes);
   static void host_unregister(void *p);
   static Status host_device_pointer(void *host, uint64_t *dev);

@@ -165,11 +165,6 @@ Status HipApi::host_alloc(std::size_t bytes, void **p) {
   return {};
 }
 
-Status HipApi::device_alloc(std::size_t, void **) {
-  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
-                     "no device scratch memory in a build without HIP kernels");
-}
-
 void HipApi::host_free(void *p) {
   if (p && hipHostFree(p) != hipSuccess) (void)hipGetLastError();
 }

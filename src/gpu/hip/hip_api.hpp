@@ -60,8 +60,6 @@ struct HipApi {
   static bool kernel_can_access(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
-  // Device memory for mpix's own use: none in this build (no kernels would use it).
-  static Status device_alloc(std::size_t bytes, void **p);
   static Status host_register(void *p, std::size_t bytes);
   static void host_unregister(void *p);
   static Status host_device_pointer(void *host, uint64_t *dev);
