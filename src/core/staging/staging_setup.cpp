@@ -111,7 +111,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   const bool clip =
       b.short_ok && !in.runs &&
       (in.bytes <= kClipKernelMax || recv_chunk || plan.provider->may_deliver_device(op) ||
-       (in.bytes <= StreamStager::kFusedCopyInMax &&
+       (in.bytes <= StreamStager::fused_copy_in_max() &&
         plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
       plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
   if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);

@@ -1,5 +1,6 @@
 #include "core/staging/stream_stager.hpp"
 
+#include "base/settings.hpp"
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 
@@ -36,9 +37,15 @@ Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word
   return ex.copy_then_write(c.bounce, c.user, c.bytes, trigger_word, value);
 }
 
+std::size_t StreamStager::fused_copy_in_max() {
+  static const std::size_t most =
+      static_cast<std::size_t>(setting_long(Setting::staging_fuse_in_max));
+  return most;
+}
+
 bool StreamStager::fuses_copy_in(ExecStream &ex) const {
   const StagedCopy &c = b_.in;
-  return clip_ && b_.has_in && c.bytes <= kFusedCopyInMax &&
+  return clip_ && b_.has_in && c.bytes <= fused_copy_in_max() &&
          ex.can_fuse_copy(c.user, c.bounce, c.bytes) &&
          ex.can_copy_prefix(c.user, c.bounce, b_.len_word);
 }

@@ -15,10 +15,8 @@ namespace mpix {
 class StreamStager : public Stager {
  public:
   // Largest receive whose completion wait and copy in are fused (one kernel that spins, then
-  // copies; ExecStream::wait_then_copy_prefix). The kernel reads pinned host memory, which pays
-  // only for small copies: one H200, D D staged one way, 8 KiB 20.7 us fused against 34 with the
-  // copy engine, 16 KiB 38 against 38, 64 KiB 150 against 45.
-  static constexpr std::size_t kFusedCopyInMax = 8192;
+  // copies; ExecStream::wait_then_copy_prefix): MPIX_STAGING_FUSE_IN_MAX.
+  static std::size_t fused_copy_in_max();
   // @p clip: a receive copied in by its received length (the stream reads it at run time);
   // without, the copy out fills the bounce buffer from the receive buffer first.
   StreamStager(StagedBuffers &&b, bool clip) : b_(std::move(b)), clip_(clip) {}

@@ -8,6 +8,7 @@
 //           not available and, in memop mode, while the stream is being captured into a graph.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "base/waiter.hpp"
@@ -101,7 +102,8 @@ class GpuExecStream final : public ExecStream {
         device_(device),
         mode_(mode),
         signals_(signals),
-        default_(Api::is_default_stream(s)) {}
+        default_(Api::is_default_stream(s)),
+        fuse_slot_(Api::kHasKernels ? Api::fuse_slot_acquire() : -1) {}
 
   Status write_value(uint64_t *word, uint64_t value) override {
     StreamMemOp op{StreamMemOp::write, word, value};
@@ -241,7 +243,9 @@ class GpuExecStream final : public ExecStream {
     MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(word), &dev_word));
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
-    return Api::wait_copy_prefix_kernel(s_, dev_word, value, dst, src, max_bytes, len_word);
+    return Api::wait_copy_prefix_kernel(s_, dev_word, value, dst, src, max_bytes, len_word,
+                                        fuse_slot_,
+                                        fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1);
   }
 
   Status synchronize() override {
@@ -258,7 +262,9 @@ class GpuExecStream final : public ExecStream {
   int device_;
   TriggerMode mode_;
   const SignalMap<Api> *signals_;
-  bool default_;  // 0, the legacy or the per-thread default stream (Api::is_default_stream)
+  bool default_;         // 0, the legacy or the per-thread default stream (Api::is_default_stream)
+  const int fuse_slot_;  // device words of this stream's fused receives (Api::fuse_slot_acquire)
+  std::atomic<uint64_t> fuse_ticket_{0};
 };
 
 }  // namespace mpix

@@ -112,7 +112,13 @@ struct CudaApi {
   // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in).
   static Status wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
-                                        const uint64_t *len_word);
+                                        const uint64_t *len_word, int slot, uint64_t ticket);
+  // A fused receive larger than one block runs on a grid whose blocks meet in device words of
+  // their stream's own (@p slot, from fuse_slot_acquire; -1: one block), told apart per launch
+  // by @p ticket (a new value each time on the slot). Slots are never given back: a process
+  // that made kFuseSlots streams runs later streams' fused receives on one block.
+  static constexpr int kFuseSlots = 4096;
+  static int fuse_slot_acquire();
   // Loads mpix's kernels into the current device's context now (see DESIGN.md §7: a lazily
   // loaded kernel launched behind a closed stream wait can deadlock).
   static Status load_kernels();

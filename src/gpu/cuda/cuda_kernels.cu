@@ -5,6 +5,8 @@
 // Staging of datatypes with many gaps: one kernel copies the blocks of a table of runs between
 // device memory and a mapped pinned bounce buffer, where a copy per run would cost a runtime
 // call each.
+#include <atomic>
+
 #include "gpu/cuda/cuda_api.hpp"
 
 namespace mpix {
@@ -138,7 +140,48 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   copy_bytes(dst, src, n);
 }
 
+// The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
+// stream that runs one, a pair of device words {ticket, length} through which block 0 tells
+// the others that the completion word was reached and how long the message is. The other
+// blocks spin on device memory, not on the host word: every block reading one word of pinned
+// host memory is a PCIe read, and those serialise (~1.4 us each on one H200).
+__device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][2];
+
+__global__ void wait_then_copy_grid(const volatile unsigned long long *word,
+                                    unsigned long long value, char *dst, const char *src,
+                                    unsigned long long max, const volatile unsigned long long *len,
+                                    int slot, unsigned long long ticket) {
+  volatile unsigned long long *s = g_fuse_slots[slot];
+  __shared__ unsigned long long total;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) {
+      while (static_cast<long long>(*word - value) < 0) {
+      }
+      __threadfence_system();
+      total = *len;
+      s[1] = total;
+      __threadfence();
+      s[0] = ticket;
+    } else {
+      while (s[0] != ticket) {
+      }
+      __threadfence();
+      total = s[1];
+    }
+  }
+  __syncthreads();
+  unsigned long long n = total;
+  if (n > max) n = max;
+  copy_bytes(dst, src, n);
+}
+
 }  // namespace
+
+int CudaApi::fuse_slot_acquire() {
+  static std::atomic<int> next{0};
+  const int i = next.fetch_add(1, std::memory_order_relaxed);
+  return i < kFuseSlots ? i : -1;
+}
 
 Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value) {
@@ -150,7 +193,19 @@ Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::s
 
 Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
-                                        const uint64_t *len_word) {
+                                        const uint64_t *len_word, int slot, uint64_t ticket) {
+  // A block per 4 KiB, up to 16: the copy reads pinned host memory, whose latency the loads of
+  // many blocks in flight hide.
+  const std::size_t want = (max_bytes + 4095) / 4096;
+  const unsigned blocks = want < 16 ? static_cast<unsigned>(want) : 16u;
+  if (slot >= 0 && blocks > 1) {
+    wait_then_copy_grid<<<blocks, 256, 0, s>>>(
+        reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
+        static_cast<const char *>(src), max_bytes,
+        reinterpret_cast<const unsigned long long *>(len_word), slot, ticket);
+    MPIX_CUDA_CHECK(cudaGetLastError());
+    return {};
+  }
   wait_then_copy<<<1, 256, 0, s>>>(reinterpret_cast<const unsigned long long *>(dev_word), value,
                                    static_cast<char *>(dst), static_cast<const char *>(src),
                                    max_bytes,
