@@ -28,12 +28,12 @@ double mpi_pingpong(const Options &, std::size_t size, int iters, int warmup) {
       MPI_Barrier(MPI_COMM_WORLD);
       t0 = MPI_Wtime();
     }
-    if (rank == 0) {
-      MPI_Send(buf.data(), n, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
-      MPI_Recv(buf.data(), n, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else if (rank == 1) {
-      MPI_Recv(buf.data(), n, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+    if (rank % 2 == 0) {
+      MPI_Send(buf.data(), n, MPI_CHAR, rank ^ 1, 1, MPI_COMM_WORLD);
+      MPI_Recv(buf.data(), n, MPI_CHAR, rank ^ 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf.data(), n, MPI_CHAR, rank ^ 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf.data(), n, MPI_CHAR, rank ^ 1, 1, MPI_COMM_WORLD);
     }
   }
   return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
@@ -47,14 +47,17 @@ double enqueue_pingpong(const Options &, std::size_t size, int iters, int warmup
   int n = static_cast<int>(size);
   auto round = [&](int count) {
     for (int i = 0; i < count; ++i) {
-      if (rank == 0) {
-        bench::check(MPIX_Send_enqueue(buf.data(), n, MPI_CHAR, 1, 1, hc->comm), "Send_enqueue");
-        bench::check(MPIX_Recv_enqueue(buf.data(), n, MPI_CHAR, 1, 1, hc->comm, MPI_STATUS_IGNORE),
-                     "Recv_enqueue");
-      } else if (rank == 1) {
-        bench::check(MPIX_Recv_enqueue(buf.data(), n, MPI_CHAR, 0, 1, hc->comm, MPI_STATUS_IGNORE),
-                     "Recv_enqueue");
-        bench::check(MPIX_Send_enqueue(buf.data(), n, MPI_CHAR, 0, 1, hc->comm), "Send_enqueue");
+      const int peer = rank ^ 1;
+      if (rank % 2 == 0) {
+        bench::check(MPIX_Send_enqueue(buf.data(), n, MPI_CHAR, peer, 1, hc->comm), "Send_enqueue");
+        bench::check(
+            MPIX_Recv_enqueue(buf.data(), n, MPI_CHAR, peer, 1, hc->comm, MPI_STATUS_IGNORE),
+            "Recv_enqueue");
+      } else {
+        bench::check(
+            MPIX_Recv_enqueue(buf.data(), n, MPI_CHAR, peer, 1, hc->comm, MPI_STATUS_IGNORE),
+            "Recv_enqueue");
+        bench::check(MPIX_Send_enqueue(buf.data(), n, MPI_CHAR, peer, 1, hc->comm), "Send_enqueue");
       }
     }
     hc->synchronize();
@@ -80,8 +83,15 @@ int main(int argc, char **argv) {
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   auto it = modes.find(o.mode);
-  if (size != 2 || it == modes.end()) {
-    std::fprintf(stderr, "mpix_latency: needs exactly 2 ranks and a mode among: %s\n",
+  // More than two ranks: pairs (0, 1), (2, 3), ... ping-pong at once (how latency holds up with
+  // several pairs sharing a GPU); the slowest pair's time is reported. The modes that time one
+  // rank's host calls or use NCCL take exactly two.
+  const bool pairs = o.mode == "mpi" || o.mode == "enqueue" || o.mode == "mpi-sync" ||
+                     o.mode == "enqueue-hostfn" || o.mode == "enqueue-kernel";
+  if (size < 2 || size % 2 != 0 || (size > 2 && !pairs) || it == modes.end()) {
+    std::fprintf(stderr,
+                 "mpix_latency: needs 2 ranks (an even number for mpi, enqueue*, mpi-sync) and "
+                 "a mode among: %s\n",
                  help.c_str());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -89,7 +99,7 @@ int main(int argc, char **argv) {
   std::vector<bench::Row> rows;
   for (std::size_t s : bench::sizes(o)) {
     double us = it->second(o, s, bench::iters_for(o, s), bench::warmup_for(o, s));
-    MPI_Bcast(&us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     rows.push_back({s, us});
     bench::print_row(rows.back());
   }

@@ -56,7 +56,7 @@ GpuCtx &gpu_ctx(const Options &o) {
   static GpuCtx *g = [&] {
     auto *c = new GpuCtx;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
-    c->peer = 1 - c->rank;
+    c->peer = c->rank ^ 1;  // pairs (0, 1), (2, 3), ...
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int local = 0, ndev = 0;
@@ -68,7 +68,7 @@ GpuCtx &gpu_ctx(const Options &o) {
     cuda_check(load_bench_kernels(), "loading the benchmark kernels");
     cuda_check(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "cudaStreamCreate");
     // OSU placement: first letter rank 0, second letter rank 1.
-    char mine = o.buffers.size() >= 3 ? o.buffers[c->rank == 0 ? 0 : 2] : 'H';
+    char mine = o.buffers.size() >= 3 ? o.buffers[c->rank % 2 == 0 ? 0 : 2] : 'H';
     c->device_buffers = mine == 'D';
     auto k = o.extra.find("kernel");
     c->write_kernel = k != o.extra.end() && k->second == "write";

@@ -58,16 +58,16 @@ double enqueue_latency(const Options &o, const char *trigger, std::size_t size, 
   auto round = [&](int count, int base) {
     const int batch = batch_for(size, count);
     for (int i = 0; i < count; ++i) {
-      if (g.rank == 0) {
+      if (g.rank % 2 == 0) {
         cuda_check(launch_compute(g.write_kernel, g.sbuf, size, base + i, g.s), "kernel");
-        check(MPIX_Send_enqueue(g.sbuf, n, MPI_BYTE, 1, 1, comm), "MPIX_Send_enqueue");
-        check(MPIX_Recv_enqueue(g.rbuf, n, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE),
+        check(MPIX_Send_enqueue(g.sbuf, n, MPI_BYTE, g.peer, 1, comm), "MPIX_Send_enqueue");
+        check(MPIX_Recv_enqueue(g.rbuf, n, MPI_BYTE, g.peer, 1, comm, MPI_STATUS_IGNORE),
               "MPIX_Recv_enqueue");
       } else {
-        check(MPIX_Recv_enqueue(g.rbuf, n, MPI_BYTE, 0, 1, comm, MPI_STATUS_IGNORE),
+        check(MPIX_Recv_enqueue(g.rbuf, n, MPI_BYTE, g.peer, 1, comm, MPI_STATUS_IGNORE),
               "MPIX_Recv_enqueue");
         cuda_check(launch_compute(g.write_kernel, g.sbuf, size, base + i, g.s), "kernel");
-        check(MPIX_Send_enqueue(g.sbuf, n, MPI_BYTE, 0, 1, comm), "MPIX_Send_enqueue");
+        check(MPIX_Send_enqueue(g.sbuf, n, MPI_BYTE, g.peer, 1, comm), "MPIX_Send_enqueue");
       }
       if ((i + 1) % batch == 0) host_wait(g.s);
     }
@@ -92,20 +92,20 @@ double mpi_sync_latency(const Options &o, std::size_t size, int iters, int warmu
       MPI_Barrier(MPI_COMM_WORLD);
       t0 = MPI_Wtime();
     }
-    if (g.rank == 0) {
+    if (g.rank % 2 == 0) {
       cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
       if (d) cuda_check(cudaMemcpyAsync(g.hsbuf, g.sbuf, size, cudaMemcpyDeviceToHost, g.s), "D2H");
       cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
-      MPI_Send(sb, n, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-      MPI_Recv(rb, n, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(sb, n, MPI_BYTE, g.peer, 1, MPI_COMM_WORLD);
+      MPI_Recv(rb, n, MPI_BYTE, g.peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (d) cuda_check(cudaMemcpyAsync(g.rbuf, g.hrbuf, size, cudaMemcpyHostToDevice, g.s), "H2D");
     } else {
-      MPI_Recv(rb, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(rb, n, MPI_BYTE, g.peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (d) cuda_check(cudaMemcpyAsync(g.rbuf, g.hrbuf, size, cudaMemcpyHostToDevice, g.s), "H2D");
       cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
       if (d) cuda_check(cudaMemcpyAsync(g.hsbuf, g.sbuf, size, cudaMemcpyDeviceToHost, g.s), "D2H");
       cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
-      MPI_Send(sb, n, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+      MPI_Send(sb, n, MPI_BYTE, g.peer, 1, MPI_COMM_WORLD);
     }
   }
   cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
