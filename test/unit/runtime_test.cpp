@@ -239,8 +239,11 @@ struct Fixture {
     CHECK(eventually([] { return mpix::op_registry_size() == 0; }));
     CHECK(mpix::request_count() == 0);
     CHECK(mpi->live() == 0);
-    // The completion word is back, or kept with its op for reuse (core/op_pool.hpp).
-    CHECK(mpix::signal_pool().words_in_use() == words_before + mpix::runtime().op_pool()->size());
+    // The completion word is back, or kept with its op for reuse (core/op_pool.hpp). An op is
+    // RETIRED (uncounted above) just before op_unref hands it to the pool: wait for that too.
+    CHECK(eventually([&] {
+      return mpix::signal_pool().words_in_use() == words_before + mpix::runtime().op_pool()->size();
+    }));
   }
 };
 
