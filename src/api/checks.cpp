@@ -82,8 +82,8 @@ Status check_tag(int tag, bool any) {
   return {};
 }
 
-Status check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
-                 bool is_recv, int peers) {
+Status check_p2p_each(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                      bool is_recv, int peers) {
   MPIX_TRY(check_comm(comm));
   MPIX_TRY(check_count(count));
   MPIX_TRY(check_datatype(dt));

@@ -223,15 +223,12 @@ Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out) {
   return {};
 }
 
-Status CommCtx::peer_count(MPI_Comm comm, int *out) {
-  int n = peers_.load(std::memory_order_relaxed);
-  if (n < 0) {
-    int inter = 0;
-    MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
-    if (inter) MPIX_MPI_CHECK(MPI_Comm_remote_size(comm, &n));
-    else MPIX_MPI_CHECK(MPI_Comm_size(comm, &n));
-    peers_.store(n, std::memory_order_relaxed);
-  }
+Status CommCtx::peer_count_ask(MPI_Comm comm, int *out) {
+  int n = -1, inter = 0;
+  MPIX_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+  if (inter) MPIX_MPI_CHECK(MPI_Comm_remote_size(comm, &n));
+  else MPIX_MPI_CHECK(MPI_Comm_size(comm, &n));
+  peers_.store(n, std::memory_order_relaxed);
   *out = n;
   return {};
 }

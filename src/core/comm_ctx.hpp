@@ -53,7 +53,11 @@ struct CommCtx {
   // Ranks a peer may name on @p comm (this context's communicator): its size, or its remote
   // size for an intercommunicator. Asked of MPI once, then kept (a communicator's size never
   // changes), so that the enqueue path's rank check calls no MPI.
-  Status peer_count(MPI_Comm comm, int *out);
+  // Inline once known: one load.
+  Status peer_count(MPI_Comm comm, int *out) {
+    *out = peers_.load(std::memory_order_relaxed);
+    return *out >= 0 ? Status{} : peer_count_ask(comm, out);
+  }
   // Stops counting this communicator in stream->attached_comms (once). Called at MPI_Comm_free:
   // ops that just completed may keep the context alive a moment longer, and MPIX_Stream_free
   // right after MPI_Comm_free must still succeed.
@@ -68,6 +72,7 @@ struct CommCtx {
   std::atomic<bool> detached_{false};
   bool counted_sync_ = false;
   std::atomic<int> peers_{-1};  // peer_count once asked (-1: not yet)
+  Status peer_count_ask(MPI_Comm comm, int *out);
 };
 
 // The per-communicator state of the provider that carries @p op (provider_for): the p2p

@@ -26,13 +26,20 @@ inline std::atomic<MPI_Datatype> &slot(MPI_Datatype dt) {
 }
 }  // namespace named_types_detail
 
+// Whether @p dt is a predefined datatype already seen (datatype_is_named said so): one load,
+// no MPI call. False says nothing (not seen yet, or a collision).
+inline bool datatype_known_named(MPI_Datatype dt) {
+  return dt != MPI_DATATYPE_NULL &&
+         named_types_detail::slot(dt).load(std::memory_order_relaxed) == dt;
+}
+
 // *@p named: whether @p dt (not MPI_DATATYPE_NULL) is a predefined datatype.
 inline Status datatype_is_named(MPI_Datatype dt, bool *named) {
-  std::atomic<MPI_Datatype> &s = named_types_detail::slot(dt);
-  if (dt != MPI_DATATYPE_NULL && s.load(std::memory_order_relaxed) == dt) {
+  if (datatype_known_named(dt)) {
     *named = true;
     return {};
   }
+  std::atomic<MPI_Datatype> &s = named_types_detail::slot(dt);
   int ni, na, nd, combiner;
   MPIX_MPI_CHECK(MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner));
   *named = combiner == MPI_COMBINER_NAMED;
