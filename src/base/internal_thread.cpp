@@ -2,6 +2,6 @@
 
 namespace mpix {
 
-thread_local int t_internal_depth = 0;
+thread_local int t_internal_depth MPIX_TLS_FAST = 0;
 
 }  // namespace mpix

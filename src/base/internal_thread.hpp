@@ -7,7 +7,11 @@
 
 namespace mpix {
 
-extern thread_local int t_internal_depth;
+// Initial-exec: read at a fixed offset from the thread pointer, not through __tls_get_addr
+// (every entry point reads it twice). libmpix is linked, not dlopen'ed, by its users; a
+// dlopen'ed one takes these few bytes from the static TLS surplus the C library keeps for that.
+#define MPIX_TLS_FAST __attribute__((tls_model("initial-exec")))
+extern thread_local int t_internal_depth MPIX_TLS_FAST;
 
 // True on an mpix thread or inside an mpix call.
 inline bool in_internal() { return t_internal_depth > 0; }

@@ -99,7 +99,7 @@ struct LastComm {
   Holder *holder = nullptr;
   uint64_t generation = 0;
 };
-thread_local LastComm t_last;
+thread_local LastComm t_last MPIX_TLS_FAST;
 
 // Stream communicators whose stream syncs plain calls (Stream::syncs_plain_calls) alive: plain MPI
 // calls look up nothing while 0.
