@@ -20,9 +20,10 @@
 #include "core/type_release.hpp"
 
 namespace mpix {
+std::atomic<Runtime *> runtime_detail::g_runtime{nullptr};
 namespace {
 
-std::atomic<Runtime *> g_runtime{nullptr};
+using runtime_detail::g_runtime;
 std::mutex g_init_mu;  // runtime_init and runtime_install
 
 // Called by MPI (C) inside MPI_Finalize: no exception may leave it.
@@ -108,9 +109,9 @@ Runtime::~Runtime() {
 PartPtr<OpPool> op_pool_make() { return PartPtr<OpPool>(new OpPool); }
 void part_delete(OpPool *p) { delete p; }
 
-Status Runtime::provider(Provider **out) {
-  // Fast path: every enqueue asks; the provider never changes once chosen.
-  if ((*out = provider_fast_.load(std::memory_order_acquire))) return {};
+// The slow part of provider() / collective_provider(): every enqueue asks; the providers never
+// change once chosen.
+Status Runtime::provider_choose_once(Provider **out, bool collective) {
   std::lock_guard<std::mutex> lk(provider_mu_);
   if (!provider_) {
     std::unique_ptr<Provider> p2p, coll;
@@ -123,15 +124,7 @@ Status Runtime::provider(Provider **out) {
   }
   coll_fast_.store(coll_ ? coll_.get() : provider_.get(), std::memory_order_release);
   provider_fast_.store(provider_.get(), std::memory_order_release);
-  *out = provider_.get();
-  return {};
-}
-
-Status Runtime::collective_provider(Provider **out) {
-  if ((*out = coll_fast_.load(std::memory_order_acquire))) return {};
-  Provider *p2p = nullptr;
-  MPIX_TRY(provider(&p2p));  // chooses both slots
-  *out = coll_fast_.load(std::memory_order_acquire);
+  *out = collective ? coll_fast_.load(std::memory_order_relaxed) : provider_.get();
   return {};
 }
 
@@ -189,8 +182,6 @@ void runtime_keep_forever(std::shared_ptr<void> p) {
   kept->push_back(std::move(p));
 }
 
-Runtime *runtime_current() { return g_runtime.load(std::memory_order_acquire); }
-
 namespace {
 // Call with g_init_mu held.
 void install_locked(std::unique_ptr<Runtime> rt) {
@@ -206,9 +197,7 @@ void runtime_install(std::unique_ptr<Runtime> rt) {
   install_locked(std::move(rt));
 }
 
-Status runtime_init(bool *bad_setting) {
-  if (bad_setting) *bad_setting = false;
-  if (runtime_current()) return {};
+Status runtime_init_slow(bool *bad_setting) {
   std::lock_guard<std::mutex> lk(g_init_mu);
   if (runtime_current()) return {};
   int initialized = 0, finalized = 0;

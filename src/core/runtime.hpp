@@ -82,10 +82,16 @@ class Runtime {
   Runtime &operator=(const Runtime &) = delete;
 
   MpiCalls &mpi() { return *mpi_; }
-  // The p2p provider, chosen (MPIX_PROVIDER) on first use.
-  Status provider(Provider **out);
+  // The p2p provider, chosen (MPIX_PROVIDER) on first use; then inline, one load.
+  Status provider(Provider **out) {
+    if ((*out = provider_fast_.load(std::memory_order_acquire))) return {};
+    return provider_choose_once(out);
+  }
   // The collective slot's provider (the p2p one where that carries collectives).
-  Status collective_provider(Provider **out);
+  Status collective_provider(Provider **out) {
+    if ((*out = coll_fast_.load(std::memory_order_acquire))) return {};
+    return provider_choose_once(out, true);
+  }
   std::string provider_reason();
   StreamRegistry &streams() { return *streams_; }
   RequestTable &requests() { return *requests_; }
@@ -108,6 +114,8 @@ class Runtime {
   template <class T>
   static inline const char part_key = 0;  // its address names T's part
   RuntimePart &find_part(const void *key, RuntimePart *(*make)());
+  // Chooses both providers' slots (once); *@p out: the p2p one, or the collective one.
+  Status provider_choose_once(Provider **out, bool collective = false);
 
   std::unique_ptr<MpiCalls> mpi_;
   std::mutex provider_mu_;
@@ -129,8 +137,13 @@ class Runtime {
   std::vector<std::pair<const void *, std::unique_ptr<RuntimePart>>> parts_;  // in making order
 };
 
+namespace runtime_detail {
+extern std::atomic<Runtime *> g_runtime;  // runtime_install's
+}  // namespace runtime_detail
 // The process's Runtime: null before runtime_init succeeded and after MPI_Finalize.
-Runtime *runtime_current();
+inline Runtime *runtime_current() {
+  return runtime_detail::g_runtime.load(std::memory_order_acquire);
+}
 // The process's Runtime where one must exist (after runtime_init, before MPI_Finalize).
 inline Runtime &runtime() { return *runtime_current(); }
 // Makes @p rt the process's Runtime (runtime_init; the one-process unit test), or destroys the
@@ -145,6 +158,12 @@ void runtime_keep_forever(std::shared_ptr<void> p);
 // Checks the MPI library gave MPI_THREAD_MULTIPLE and every MPIX_* setting's value
 // (settings_check), makes the Runtime and sets up the finalize hook. @p bad_setting (may be
 // null): set to whether the failure is a bad setting (MPI itself is usable then).
-Status runtime_init(bool *bad_setting = nullptr);
+Status runtime_init_slow(bool *bad_setting);
+// Inline once made (every entry point calls it): one load.
+inline Status runtime_init(bool *bad_setting = nullptr) {
+  if (bad_setting) *bad_setting = false;
+  if (runtime_current()) return {};
+  return runtime_init_slow(bad_setting);
+}
 
 }  // namespace mpix
