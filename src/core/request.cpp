@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "base/spin_lock.hpp"
 #include "core/op.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
@@ -19,7 +20,9 @@ namespace mpix {
 // algorithm R), so there are no tombstones and the table is rebuilt only to grow.
 class RequestTable {
  public:
-  std::mutex mu;  // guards all below (the table is the Runtime's, core/runtime.hpp)
+  // Guards all below (the table is the Runtime's, core/runtime.hpp). Every section is a few
+  // probes of the table (a rebuild, rarely): a spin lock, taken on every enqueue and free.
+  SpinLock mu;
 
   void insert(MPI_Request r, Op *op) {
     if (4 * (live_ + 1) > slots_.size()) rebuild();  // at most a quarter full: short runs
@@ -165,7 +168,7 @@ int query_fn(void *extra, MPI_Status *status) {
 int free_fn(void *extra) {
   auto *op = static_cast<Op *>(extra);
   if (RequestTable *t = requests()) {
-    std::lock_guard<std::mutex> lk(t->mu);
+    std::lock_guard<SpinLock> lk(t->mu);
     t->erase(op->grequest, op);
   }
   op_unref(op);
@@ -196,7 +199,7 @@ Status request_start(Op *op) {
     return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
   }
   RequestTable &t = rt.requests();
-  std::lock_guard<std::mutex> lk(t.mu);
+  std::lock_guard<SpinLock> lk(t.mu);
   t.insert(op->grequest, op);
   return {};
 }
@@ -204,7 +207,7 @@ Status request_start(Op *op) {
 Op *request_find(MPI_Request req, bool take) {
   RequestTable *t = requests();
   if (!t) return nullptr;
-  std::lock_guard<std::mutex> lk(t->mu);
+  std::lock_guard<SpinLock> lk(t->mu);
   return t->find(req, take);
 }
 
@@ -217,7 +220,7 @@ int request_find_all(int n, const MPI_Request *reqs, Op **ops, bool take) {
     }
     return -1;
   }
-  std::lock_guard<std::mutex> lk(t->mu);
+  std::lock_guard<SpinLock> lk(t->mu);
   for (int i = 0; i < n; ++i) {
     ops[i] = reqs[i] == MPI_REQUEST_NULL ? nullptr : t->find(reqs[i], take);
     if (reqs[i] != MPI_REQUEST_NULL && !ops[i]) {
@@ -251,7 +254,7 @@ void request_free(MPI_Request r) {
 std::size_t request_count() {
   RequestTable *t = requests();
   if (!t) return 0;
-  std::lock_guard<std::mutex> lk(t->mu);
+  std::lock_guard<SpinLock> lk(t->mu);
   return t->size();
 }
 
