@@ -60,6 +60,29 @@ Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
   return op;
 }
 
+// Stages @p op's device buffers the provider cannot reach (core/stager.hpp), if it has any.
+Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream *ex) {
+  // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE);
+  // same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
+  const ProviderCaps caps = prov.caps();
+  const bool unstaged = caps.device_memory ||
+                        (caps.mpi_buffers && aware_choice(be.kind()).direct) ||
+                        prov.reads_device(op);
+  if (unstaged) return {};
+  StagingPlan sp;
+  sp.backend = &be;
+  sp.exec = ex;
+  sp.provider = &prov;
+  // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
+  sp.chunk = plan.chunk;
+  // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies); an op no stream
+  // runs (a gated op) has the agent copy, whatever its size.
+  sp.agent_copies = plan.agent_may_copy && caps.agent_copies;
+  sp.agent_always = !plan.stream;
+  sp.device = plan.device;
+  return staging_setup(op, sp);
+}
+
 // The fallible part every op shares: its datatype, the provider's checks, and the staging of
 // device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp).
 Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, Backend &be,
@@ -68,26 +91,8 @@ Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, B
   if (faults && st.is_ok()) st = fault_hit("datatype");
   if (st.is_ok()) st = prov.validate(op);
   if (faults && st.is_ok()) st = fault_hit("validate");
-  // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE);
-  // same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
-  const ProviderCaps caps = prov.caps();
-  const bool unstaged = caps.device_memory ||
-                        (caps.mpi_buffers && aware_choice(be.kind()).direct) ||
-                        prov.reads_device(op);
-  if (st.is_ok() && !unstaged) {
-    StagingPlan sp;
-    sp.backend = &be;
-    sp.exec = ex;
-    sp.provider = &prov;
-    // A chunk-enabled communicator (MPIX_STAGING_CHUNK) sends large staged messages in pieces.
-    sp.chunk = plan.chunk;
-    // Provider ofi keeps the stream's copies (ProviderCaps::agent_copies); an op no stream
-    // runs (a gated op) has the agent copy, whatever its size.
-    sp.agent_copies = plan.agent_may_copy && caps.agent_copies;
-    sp.agent_always = !plan.stream;
-    sp.device = plan.device;
-    st = staging_setup(op, sp);
-  }
+  // Nothing to decide where nothing can be staged (a host stream's host buffers).
+  if (st.is_ok() && staging_possible(be)) st = stage(op, prov, plan, be, ex);
   if (faults && st.is_ok()) st = fault_hit("staging_setup");
   return st;
 }

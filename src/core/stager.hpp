@@ -156,5 +156,9 @@ struct StagingPlan {
 // before the op is armed. With @p plan.chunk, a send of a predefined datatype longer than it
 // goes in pieces of that many bytes (providers/mpi/mpi_chunk.hpp).
 Status staging_setup(Op &op, const StagingPlan &plan);
+// Whether staging_setup can stage anything on @p be: false for the host backend (it sees host
+// memory only) unless MPIX_STAGING_HOST (tests) stages host buffers too. Lets the enqueue path
+// skip the provider's and GPU-aware-MPI queries that only decide whether to stage.
+bool staging_possible(const Backend &be);
 
 }  // namespace mpix

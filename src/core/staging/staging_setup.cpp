@@ -34,7 +34,15 @@ bool agent_copies(const StagedBuffers &b) {
   return !b.has_in || small(b.in);
 }
 
+// MPIX_STAGING_HOST (tests): host streams stage their host buffers too.
+bool stage_host() {
+  static const bool on = setting_long(Setting::staging_host) != 0;
+  return on;
+}
+
 }  // namespace
+
+bool staging_possible(const Backend &be) { return be.kind() != StreamKind::host || stage_host(); }
 
 Status staging_setup(Op &op, const StagingPlan &plan) {
   if (op.count == 0) return {};
@@ -46,11 +54,10 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // which keeps the MPI call off the enqueue path of the common case.
   MPI_Count tlb = 0, text = 0;
   if (op.dt_owned) MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
-  // MPIX_STAGING_HOST (tests): host streams stage their host buffers too.
-  static const bool stage_host = setting_long(Setting::staging_host) != 0;
+  const bool host_staged = stage_host() && be.kind() == StreamKind::host;
   auto needs = [&](const void *p) {
     if (!p || p == MPI_IN_PLACE) return false;
-    if (stage_host && be.kind() == StreamKind::host) return true;
+    if (host_staged) return true;
     MemKind mk = be.classify(static_cast<const char *>(p) + tlb);
     return mk == MemKind::device || mk == MemKind::managed;
   };
