@@ -156,32 +156,6 @@ void op_unref(Op *op) {
   else op_delete(op);  // after MPI_Finalize (an op retired late)
 }
 
-void op_reuse(Op &op) {
-  op.kind = OpKind::send;
-  op.state.store(OpState::armed, std::memory_order_relaxed);
-  op.flags.store(0, std::memory_order_relaxed);
-  op.refs.store(1, std::memory_order_relaxed);
-  op.call = "";
-  op.sbuf = nullptr;
-  op.rbuf = nullptr;
-  op.count = 0;
-  op.dt = MPI_DATATYPE_NULL;
-  op.reduce_op = MPI_OP_NULL;
-  op.peer = MPI_PROC_NULL;
-  op.tag = 0;
-  op.comm = MPI_COMM_NULL;
-  op.threshold = 0;
-  op.gate = nullptr;
-  op.done_value = 0;
-  op.grequest = MPI_REQUEST_NULL;
-  op.user_status = nullptr;
-  op.status = MPI_Status{};
-  op.prov = nullptr;
-  op.t_seen = op.t_posted = op.t_copy = 0;
-  op.submit_next = nullptr;
-  op.abort_next = nullptr;
-}
-
 void op_delete(Op *op) {
   signal_pool().release(op->done);
   op_registry_remove(op);
