@@ -5,12 +5,11 @@
 // MPIX_Stream_comm_create) must go straight to the MPI library instead.
 #pragma once
 
+#include "base/tls_fast.hpp"
+
 namespace mpix {
 
-// Initial-exec: read at a fixed offset from the thread pointer, not through __tls_get_addr
-// (every entry point reads it twice). libmpix is linked, not dlopen'ed, by its users; a
-// dlopen'ed one takes these few bytes from the static TLS surplus the C library keeps for that.
-#define MPIX_TLS_FAST __attribute__((tls_model("initial-exec")))
+// Every entry point reads it twice (base/tls_fast.hpp).
 extern thread_local int t_internal_depth MPIX_TLS_FAST;
 
 // True on an mpix thread or inside an mpix call.

@@ -8,7 +8,13 @@
 #include "base/log.hpp"
 
 namespace mpix {
+namespace comm_ctx_detail {
+std::atomic<uint64_t> g_generation{1};
+thread_local LastComm t_last MPIX_TLS_FAST;
+}  // namespace comm_ctx_detail
 namespace {
+
+using comm_ctx_detail::g_generation;
 
 // The attribute value is a heap-held shared_ptr, so duplicates share nothing but the stream.
 using Holder = std::shared_ptr<CommCtx>;
@@ -68,11 +74,6 @@ int copy_fn(MPI_Comm, int, void *, void *attr_in, void *attr_out, int *flag) {
   }
 }
 
-// Bumped whenever an attribute value (a Holder) may go away, so that every thread's cached
-// lookup (comm_ctx_get) is dropped before the Holder it points to is deleted or its
-// communicator handle is reused by a new communicator.
-std::atomic<uint64_t> g_generation{1};
-
 int delete_fn(MPI_Comm, int, void *attr, void *) {
   auto *h = static_cast<Holder *>(attr);
   g_generation.fetch_add(1, std::memory_order_acq_rel);
@@ -88,18 +89,6 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
   delete h;
   return MPI_SUCCESS;
 }
-
-// The last stream communicator this thread enqueued on, and the attribute value MPI gave for
-// it: the next enqueue on it skips MPI_Comm_get_attr (a hash lookup under Open MPI's attribute
-// lock). Valid while `generation` is current: using a communicator concurrently with freeing it
-// is erroneous, so a free (which bumps the generation) happens before any later use that could
-// see a reused handle.
-struct LastComm {
-  MPI_Comm comm = MPI_COMM_NULL;
-  Holder *holder = nullptr;
-  uint64_t generation = 0;
-};
-thread_local LastComm t_last MPIX_TLS_FAST;
 
 // Stream communicators whose stream syncs plain calls (Stream::syncs_plain_calls) alive: plain MPI
 // calls look up nothing while 0.
@@ -195,13 +184,8 @@ Status comm_ctx_drop(MPI_Comm comm) {
   return {};
 }
 
-Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out) {
+Status comm_ctx_peek_ask(MPI_Comm comm, const std::shared_ptr<CommCtx> **out) {
   const uint64_t gen = g_generation.load(std::memory_order_acquire);
-  LastComm &last = t_last;
-  if (last.generation == gen && last.comm == comm && comm != MPI_COMM_NULL) {
-    *out = last.holder;
-    return {};
-  }
   void *v = nullptr;
   int flag = 0;
   MPIX_MPI_CHECK(MPI_Comm_get_attr(comm, keyval(), &v, &flag));
@@ -211,7 +195,7 @@ Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out) {
   }
   auto *h = static_cast<Holder *>(v);
   *out = h;
-  last = LastComm{comm, h, gen};
+  comm_ctx_detail::t_last = comm_ctx_detail::LastComm{comm, h, gen};
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/tls_fast.hpp"
 #include "core/op.hpp"
 #include "core/provider.hpp"
 #include "core/stream.hpp"
@@ -91,10 +92,40 @@ Status comm_ctx_attach(MPI_Comm comm, std::shared_ptr<CommCtx> ctx);
 Status comm_ctx_drop(MPI_Comm comm);
 // The context of @p comm, or null if it is not a stream communicator.
 Status comm_ctx_get(MPI_Comm comm, std::shared_ptr<CommCtx> *out);
+namespace comm_ctx_detail {
+// Bumped whenever an attribute value may go away, so that every thread's cached lookup
+// (t_last) is dropped before the shared_ptr it points to is deleted or its communicator handle
+// is reused by a new communicator.
+extern std::atomic<uint64_t> g_generation;
+// The last stream communicator this thread enqueued on, and the attribute value MPI gave for
+// it: the next enqueue on it skips MPI_Comm_get_attr (a hash lookup under Open MPI's attribute
+// lock). Valid while `generation` is current: using a communicator concurrently with freeing it
+// is erroneous, so a free (which bumps the generation) happens before any later use that could
+// see a reused handle.
+// All zero to begin with (a constant, so no TLS init call on access): generation 0 is never
+// current.
+struct LastComm {
+  MPI_Comm comm{};
+  const std::shared_ptr<CommCtx> *holder{};
+  uint64_t generation{};
+};
+extern thread_local LastComm t_last MPIX_TLS_FAST;
+}  // namespace comm_ctx_detail
+// comm_ctx_peek's lookup through MPI (and the cache's refill).
+Status comm_ctx_peek_ask(MPI_Comm comm, const std::shared_ptr<CommCtx> **out);
 // The same, borrowed (no reference taken): *@p out points at the attribute's own shared_ptr,
 // valid while @p comm is (using a communicator while another thread frees it is erroneous), so
-// for the length of one call on @p comm; null if it is not a stream communicator.
-Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out);
+// for the length of one call on @p comm; null if it is not a stream communicator. Inline for
+// the communicator the thread used last.
+inline Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out) {
+  const uint64_t gen = comm_ctx_detail::g_generation.load(std::memory_order_acquire);
+  const comm_ctx_detail::LastComm &last = comm_ctx_detail::t_last;
+  if (last.generation == gen && last.comm == comm && comm != MPI_COMM_NULL) {
+    *out = last.holder;
+    return {};
+  }
+  return comm_ctx_peek_ask(comm, out);
+}
 // Ops enqueued on @p comm and not completed (0 if it is not a stream communicator). Makes no
 // attribute key (MPI_Comm_free of any communicator asks).
 int64_t comm_ctx_pending(MPI_Comm comm);

@@ -81,10 +81,7 @@ uint64_t Stream::load_trigger_base() const {
   return __atomic_load_n(trigger_.word, __ATOMIC_ACQUIRE);
 }
 
-Status Stream::exec(ExecStream **out) {
-  // Enqueuing while another thread frees the stream is erroneous, so a pointer read here just
-  // before release_exec() is no worse than one returned by the locked path just before it.
-  if ((*out = exec_fast_.load(std::memory_order_acquire))) return (*out)->check_live();
+Status Stream::exec_make(ExecStream **out) {
   std::lock_guard<std::mutex> lk(exec_mu_);
   if (released_)
     return make_status(MPI_ERR_ARG, "stream %llu was freed (MPIX_Stream_free)",

@@ -24,8 +24,13 @@ class Stream {
   StreamKind kind() const { return kind_; }
   Backend *backend() const { return backend_; }
   // The executing stream; a general stream makes a host stream on first use. Fails once the
-  // stream was released.
-  Status exec(ExecStream **out);
+  // stream was released. Inline once made (every enqueue asks).
+  Status exec(ExecStream **out) {
+    // Enqueuing while another thread frees the stream is erroneous, so a pointer read here just
+    // before release_exec() is no worse than one returned by the locked path just before it.
+    if ((*out = exec_fast_.load(std::memory_order_acquire))) return (*out)->check_live();
+    return exec_make(out);
+  }
   // MPIX_Stream_free: drains and lets go of the native stream, so that mpix never touches it
   // again even while completed ops still hold this object.
   void release_exec();
@@ -84,7 +89,8 @@ class Stream {
   std::unique_ptr<ExecStream> exec_;
   // exec_.get() once made, until released: exec()'s lock-free read on the enqueue path.
   std::atomic<ExecStream *> exec_fast_{nullptr};
-  bool released_ = false;  // guarded by exec_mu_
+  Status exec_make(ExecStream **out);  // exec()'s locked path
+  bool released_ = false;              // guarded by exec_mu_
   std::mutex enqueue_mu_;
   uint64_t last_threshold_ = 0;
   bool defer_triggers_ = false;
