@@ -190,12 +190,13 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
     return statuses == MPI_STATUSES_IGNORE ? static_cast<MPI_Status *>(nullptr) : &statuses[i];
   };
   for (int i = 0; i < count; ++i)
-    if (requests[i] == MPI_REQUEST_NULL)
+    if (!ops[i] && requests[i] == MPI_REQUEST_NULL)
       status_set_empty(status_of(i) ? status_of(i) : MPI_STATUS_IGNORE);
   // Consecutive requests of one stream share one batch of waits (one cuStreamBatchMemOp on a
   // GPU stream instead of one stream operation per request).
+  // waits[0] is kept for a deferred trigger, so that it goes first without moving the rest.
   std::vector<StreamMemOp> waits;
-  waits.reserve(static_cast<std::size_t>(count) + 1);  // + a deferred trigger: one allocation
+  waits.reserve(static_cast<std::size_t>(count) + 1);  // one allocation
   std::vector<int> fused;
   for (int i = 0; i < count;) {
     if (!ops[i]) {
@@ -206,21 +207,24 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
     ExecStream *ex = nullptr;
     MPIX_TRY(s.exec(&ex));
     int end = i;
-    waits.clear();
+    waits.resize(1);
     // A staged receive whose stager fuses its wait with its copy in (one kernel) waits after
     // the batch; the others' waits go in it.
     fused.clear();
+    bool staged = false;
     for (; end < count && (!ops[end] || ops[end]->stream.get() == &s); ++end) {
-      if (!ops[end]) continue;
-      if (ops[end]->stager && ops[end]->stager->fuses_copy_in(*ex)) fused.push_back(end);
-      else waits.push_back({StreamMemOp::wait, ops[end]->done.word, ops[end]->done_value});
+      const Op *op = ops[end];
+      if (!op) continue;
+      staged |= op->stager != nullptr;
+      if (op->stager && op->stager->fuses_copy_in(*ex)) fused.push_back(end);
+      else waits.push_back({StreamMemOp::wait, op->done.word, op->done_value});
     }
     {
       std::lock_guard<std::mutex> lk(s.enqueue_mutex());
       // Chunked receives copy in piece by piece before their completion waits, after any
       // deferred trigger (which may be their own).
       bool copies = false;
-      for (int k = i; k < end && !copies; ++k)
+      for (int k = i; staged && k < end && !copies; ++k)
         copies = ops[k] && ops[k]->stager && ops[k]->stager->copies_before_wait();
       if (copies) {
         MPIX_TRY(flush_deferred_trigger(s, *ex));
@@ -228,11 +232,13 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
           if (ops[k] && ops[k]->stager) MPIX_TRY(ops[k]->stager->before_wait(*ex));
       }
       // Deferred triggers of these (or earlier) ops go first, in the same call.
-      if (const uint64_t t = s.take_deferred())
-        waits.insert(waits.begin(), StreamMemOp{StreamMemOp::write, s.trigger_word(), t});
-      if (!waits.empty()) MPIX_TRY(ex->batch(waits.data(), waits.size()));
+      const uint64_t t = s.take_deferred();
+      if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
+      const StreamMemOp *first = waits.data() + (t ? 0 : 1);
+      const std::size_t n = waits.size() - (t ? 0 : 1);
+      if (n) MPIX_TRY(ex->batch(first, n));
       std::size_t next_fused = 0;
-      for (int k = i; k < end; ++k) {
+      for (int k = i; staged && k < end; ++k) {
         if (!ops[k] || !ops[k]->stager) continue;
         if (next_fused < fused.size() && fused[next_fused] == k) {
           ++next_fused;
