@@ -14,8 +14,12 @@
 namespace mpix {
 namespace {
 
-Status p2p(OpKind kind, const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-           MPI_Comm comm, MPI_Request *request, bool want_request, MPI_Status *status) {
+// Inlined into each entry point (four copies of a short body): a call with ten arguments and
+// a Status returned through memory cost ~50 instructions per enqueue.
+inline __attribute__((always_inline)) Status p2p(OpKind kind, const void *buf, int count,
+                                                 MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                                                 MPI_Request *request, bool want_request,
+                                                 MPI_Status *status) {
   if (want_request && !request) return make_status(MPI_ERR_ARG, "request is NULL");
   MPIX_TRY(runtime_init());
   // The stream communicator's context, looked up once for the call: it knows the
