@@ -23,7 +23,6 @@
 #pragma once
 
 #include <chrono>
-#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -92,11 +91,6 @@ class MpiProvider final : public Provider {
   std::size_t cursor_ = 0;  // where the window starts on the next loop (past the head)
   std::vector<std::size_t> test_slots_;  // per tested request: its posted_ index
   std::vector<MPI_Request> test_reqs_;   // copies of the requests tested
-  std::size_t head_count_ = 0;           // how many of them are the head's (first)
-  // DEV (measurement only, removed before commit): MPIX_DEV_RETEST=1 tests the head again after
-  // a Testsome that found nothing; MPIX_DEV_NO_WINDOW=1 tests the head only.
-  bool retest_head_ = std::getenv("MPIX_DEV_RETEST") && *std::getenv("MPIX_DEV_RETEST") == '1';
-  bool no_window_ = std::getenv("MPIX_DEV_NO_WINDOW") && *std::getenv("MPIX_DEV_NO_WINDOW") == '1';
   int small_sends_ = 0;
   struct Held {
     Op *op;
