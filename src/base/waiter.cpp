@@ -32,12 +32,17 @@ void Notifier::wait(uint64_t seen, std::chrono::microseconds timeout) {
   // FUTEX_WAIT sleeps only while the word still holds @p seen (checked by the kernel after it
   // queued us): a notify after our check either changed the word first or finds us queued.
   if (epoch_.load(std::memory_order_seq_cst) == word) {
-    const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+    // An absolute deadline on CLOCK_MONOTONIC, as the condition variable's was: a deadline
+    // already past by the time the kernel sees it (a nap of a microsecond or two) returns at
+    // once, where a relative timeout would sleep it plus the timer slack (50 us by default).
     timespec ts{};
-    ts.tv_sec = static_cast<time_t>(s.count());
-    ts.tv_nsec = static_cast<long>(std::chrono::nanoseconds(timeout - s).count());
-    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&epoch_), FUTEX_WAIT_PRIVATE, word, &ts,
-            nullptr, 0);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const long long ns = static_cast<long long>(ts.tv_nsec) +
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+    ts.tv_sec += static_cast<time_t>(ns / 1000000000);
+    ts.tv_nsec = static_cast<long>(ns % 1000000000);
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&epoch_), FUTEX_WAIT_BITSET_PRIVATE, word, &ts,
+            nullptr, FUTEX_BITSET_MATCH_ANY);
   }
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
