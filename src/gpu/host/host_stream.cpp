@@ -102,12 +102,19 @@ struct mpix_host_stream_s {
     bool ran = false;  // an item ran since the last lock: counted under the next one
     for (;;) {
       Item it;
+      bool wake_sync = false;
       {
         std::unique_lock<std::mutex> lk(mu);
         if (ran) {
           ++executed;
-          // Under mu: a synchronize() registers under it before it sleeps.
-          if (sync_waiters > 0) done_cv.notify_all();
+          wake_sync = sync_waiters > 0;  // a synchronize() registers under mu before it sleeps
+        }
+        // Woken outside mu, so that the synchronizing thread does not wake into a held mutex.
+        if (wake_sync && count == 0) {
+          lk.unlock();
+          done_cv.notify_all();
+          wake_sync = false;
+          lk.lock();
         }
         while (!stop && count == 0) {
           worker_waits = true;
@@ -119,6 +126,7 @@ struct mpix_host_stream_s {
         head = (head + 1) & (ring.size() - 1);
         --count;
       }
+      if (wake_sync) done_cv.notify_all();
       ran = true;
       switch (it.kind) {
         case Kind::fn:
