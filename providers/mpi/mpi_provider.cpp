@@ -76,6 +76,7 @@ Status MpiProvider::post(Op &op, bool small, Clock::time_point since) {
   small_.push_back(small);
   since_.push_back(since);
   cancelling_.push_back(0);
+  unseen_ = posted_.size();
   if (small) ++small_sends_;
   return {};
 }
@@ -139,7 +140,10 @@ void MpiProvider::gather() {
     if (cursor_ < head_end || cursor_ >= n) cursor_ = head_end;
     const std::size_t end = std::min(n, cursor_ + kWindow);
     take(cursor_, end);
+    unseen_ -= std::min(unseen_, end - cursor_);
     cursor_ = end;
+  } else {
+    unseen_ = 0;
   }
   indices_.resize(test_reqs_.size());
   statuses_.resize(test_reqs_.size());
@@ -237,7 +241,8 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
   // Open MPI 4.1's Testsome, finding nothing done, runs progress and returns without looking
   // again, so a completion is seen one loop late; testing the head again here did not lower the
   // host-stream ping-pong latency (measured on 2 cores), so it is not done.
-  if (outcount == MPI_UNDEFINED || outcount == 0) return post_held(done) || any;
+  if (outcount == MPI_UNDEFINED || outcount == 0) return post_held(done) || any || unseen_ > 0;
+  unseen_ = posted_.size();
   for (int i = 0; i < outcount; ++i) {
     const std::size_t slot = test_slots_[indices_[i]];
     // MPI frees a completed request (an erroneous one included); should it not have, MPI keeps

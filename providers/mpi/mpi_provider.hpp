@@ -19,7 +19,8 @@
 // kWindow of the rest that moves on every loop, so a loop costs the same with 10 or 10,000 in
 // flight, and a request far from the oldest is still seen within (in flight) / kWindow loops.
 // Completed entries leave holes (MPI_REQUEST_NULL), squeezed out in order once they are half
-// the array: the array stays in posting order, so the head is the oldest.
+// the array: the array stays in posting order, so the head is the oldest. A loop that finds
+// nothing done lets the agent back off only once the window has gone round (unseen_).
 #pragma once
 
 #include <chrono>
@@ -89,6 +90,10 @@ class MpiProvider final : public Provider {
   std::size_t holes_ = 0;   // posted_ entries completed (reqs_[i] null), not yet squeezed out
   std::size_t first_ = 0;   // the first live entry: none before it
   std::size_t cursor_ = 0;  // where the window starts on the next loop (past the head)
+  // Entries past the head not tested since the last completion or post: while some are left,
+  // a loop that found nothing done still counts as progress, so that the agent does not nap
+  // before the window has gone round once.
+  std::size_t unseen_ = 0;
   std::vector<std::size_t> test_slots_;  // per tested request: its posted_ index
   std::vector<MPI_Request> test_reqs_;   // copies of the requests tested
   int small_sends_ = 0;
