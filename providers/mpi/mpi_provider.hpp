@@ -14,6 +14,13 @@
 // A receive is cancelled first (one that matched meanwhile completes as usual); a send, a
 // reduction, or a receive the cancel cannot take back (matched, its data stalled) is kept and
 // tested until MPI finishes it (orphans_), while the user's op fails.
+//
+// Bounded progress: each agent loop tests the oldest kHead posted requests and a window of
+// kWindow of the rest that moves on every loop, so a loop costs the same with 10 or 10,000 in
+// flight, and a request far from the oldest is still seen within (in flight) / kWindow loops.
+// Completed entries leave holes (MPI_REQUEST_NULL), squeezed out in order once they are half
+// the array: the array stays in posting order, so the head is the oldest. A loop that finds
+// nothing done lets the agent back off only once the window has gone round (unseen_).
 #pragma once
 
 #include <chrono>
@@ -60,10 +67,14 @@ class MpiProvider final : public Provider {
  private:
   // Small (eager) sends posted at once at most; the rest wait in held_.
   static constexpr int kMaxSmallSends = 1024;
+  // Requests tested per loop: the oldest kHead, and kWindow of the rest (see above).
+  static constexpr std::size_t kHead = 32, kWindow = 256;
   using Clock = std::chrono::steady_clock;
   Status post(Op &op, bool small, Clock::time_point since);
   bool post_held(std::vector<Op *> &done);
   void compact();
+  // The slots progress() tests this loop (oldest first), gathered into test_slots_/test_reqs_.
+  void gather();
   // MPIX_TIMEOUT: fails what is past it (every 50 ms at most).
   void check_timeouts(std::vector<Op *> &done);
   bool test_orphans();
@@ -76,6 +87,15 @@ class MpiProvider final : public Provider {
   // it is a receive being cancelled after its timeout.
   std::vector<Clock::time_point> since_;
   std::vector<char> cancelling_;
+  std::size_t holes_ = 0;   // posted_ entries completed (reqs_[i] null), not yet squeezed out
+  std::size_t first_ = 0;   // the first live entry: none before it
+  std::size_t cursor_ = 0;  // where the window starts on the next loop (past the head)
+  // Entries past the head not tested since the last completion or post: while some are left,
+  // a loop that found nothing done still counts as progress, so that the agent does not nap
+  // before the window has gone round once.
+  std::size_t unseen_ = 0;
+  std::vector<std::size_t> test_slots_;  // per tested request: its posted_ index
+  std::vector<MPI_Request> test_reqs_;   // copies of the requests tested
   int small_sends_ = 0;
   struct Held {
     Op *op;

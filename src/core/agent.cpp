@@ -44,16 +44,25 @@ class Agent {
   // submitted under its enqueue mutex (gated ops of one word in threshold order by their
   // scheduler), so their push order is their threshold order, which take_incoming restores by
   // reversing what it takes.
-  // The agent is woken only when it sleeps (idle, or napping between polls of armed ops):
-  // awake, it takes the op at its next poll. Other sleepers of the notifier (host streams,
-  // synchronizing threads) have no use for a new op, so the common case wakes nobody.
+  // The agent is woken only when it sleeps (idle, or napping between polls of armed ops), and
+  // only by the first submit since it fell asleep: awake, it takes the op at its next poll; a
+  // later submit of the burst sees kNotified and leaves the wake-up to the first. Other sleepers
+  // of the notifier (host streams, synchronizing threads) have no use for a new op, so the
+  // common case wakes nobody.
   void submit(Op *op) {
     Op *head = incoming_.load(std::memory_order_relaxed);
     do {
       op->submit_next = head;
     } while (!incoming_.compare_exchange_weak(head, op, std::memory_order_seq_cst,
                                               std::memory_order_relaxed));
-    if (asleep_.load(std::memory_order_seq_cst)) notifier().notify();
+    // After the push, both seq_cst (see run()). Seeing kNotified, some submitter's CAS came
+    // after the agent's kAsleep store of this sleep, so its notify bumps the epoch after the
+    // agent read it, and ends the sleep.
+    if (sleep_.load(std::memory_order_seq_cst) == kAsleep) {
+      int expected = kAsleep;
+      if (sleep_.compare_exchange_strong(expected, kNotified, std::memory_order_seq_cst))
+        notifier().notify();
+    }
   }
 
   // Any thread: op_fail's list, pushed like submit's (the op was submitted before).
@@ -115,7 +124,9 @@ class Agent {
   Provider *coll_;  // the collective slot's; prov_ where that carries collectives
   std::atomic<Op *> incoming_{nullptr};  // newest first, linked by Op::submit_next
   std::atomic<Op *> aborted_{nullptr};   // op_fail's ops, linked by Op::abort_next
-  std::atomic<bool> asleep_{false};      // the agent sleeps until notified (see run())
+  // Whether the agent sleeps until notified (see run() and submit()).
+  enum : int { kAwake, kAsleep, kNotified };
+  std::atomic<int> sleep_{kAwake};
   std::atomic<bool> stop_{false};
   std::mutex poll_mu_;  // held while pollers run, so remove_poller() waits them out
   std::vector<AgentPoller *> pollers_;
@@ -334,19 +345,21 @@ void Agent::run() {
       continue;
     }
     if (armed_count_ == 0 && !providers_busy() && !pollers_busy && copying_in_.empty()) {
-      // Idle: nothing can happen until a new op arrives, which notifies while asleep_ is set.
-      // Set, then look again (both seq_cst, as in submit): either this load sees an op pushed
-      // meanwhile, or its submitter sees asleep_ and notifies, which ends the wait at once.
-      asleep_.store(true, std::memory_order_seq_cst);
+      // Idle: nothing can happen until a new op arrives, which notifies while sleep_ is
+      // kAsleep. Set, then look again (both seq_cst, as in submit): either this load sees an op
+      // pushed meanwhile, or its submitter sees kAsleep and notifies (or sees that one did),
+      // which ends the wait at once: the notify bumps the epoch read at the top of the loop.
+      sleep_.store(kAsleep, std::memory_order_seq_cst);
       if (!incoming_.load(std::memory_order_seq_cst))
         notifier().wait(epoch, std::chrono::milliseconds(100));
-      asleep_.store(false, std::memory_order_relaxed);
+      // seq_cst, so that a submitter's load orders against it too (submit's comment).
+      sleep_.store(kAwake, std::memory_order_seq_cst);
       backoff.reset();
     } else if (backoff.sleeping()) {
       // Napping: a new op ends the nap (as before), so that its trigger is polled closely.
-      asleep_.store(true, std::memory_order_seq_cst);
+      sleep_.store(kAsleep, std::memory_order_seq_cst);
       if (!incoming_.load(std::memory_order_seq_cst)) backoff.pause(epoch, providers_busy());
-      asleep_.store(false, std::memory_order_relaxed);
+      sleep_.store(kAwake, std::memory_order_seq_cst);
     } else {
       backoff.pause(epoch, providers_busy());
     }

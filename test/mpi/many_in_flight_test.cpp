@@ -61,3 +61,48 @@ TEST_CASE("N receives then N sends in flight, one host MPI_Waitall", "[in_flight
 TEST_CASE("N sends then N receives in flight, one host MPI_Waitall", "[in_flight]") {
   exchange(false);
 }
+
+// Provider mpi tests the oldest requests and a moving window of the rest on each agent loop
+// (mpi_provider.hpp): a receive that can complete, posted behind 3000 that cannot yet, completes
+// without them. Its sender sends the 3000 only once the receiver has seen it (or given up).
+TEST_CASE("one completable receive behind 3000 pending ones completes", "[in_flight]") {
+  const int rank = world_rank(), size = world_size();
+  HostStreamComm s;
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  const std::size_t n = 3000;
+  if (rank % 2 == 0) {
+    std::vector<long> in(n, -1);
+    std::vector<MPI_Request> reqs(n, MPI_REQUEST_NULL);
+    for (std::size_t k = 0; k < n; ++k)
+      REQUIRE(MPIX_Irecv_enqueue(&in[k], 1, MPI_LONG, peer, 7, s.comm, &reqs[k]) == MPI_SUCCESS);
+    long far = -1;
+    MPI_Request far_req = MPI_REQUEST_NULL;
+    REQUIRE(MPIX_Irecv_enqueue(&far, 1, MPI_LONG, peer, 8, s.comm, &far_req) == MPI_SUCCESS);
+    // Seen within a few loops of the agent; 20 s leaves room for a loaded machine.
+    const double deadline = MPI_Wtime() + 20;
+    int flag = 0, rc = MPI_SUCCESS;
+    while (!flag && rc == MPI_SUCCESS && MPI_Wtime() < deadline)
+      rc = MPI_Test(&far_req, &flag, MPI_STATUS_IGNORE);
+    REQUIRE(rc == MPI_SUCCESS);
+    int go = 1;
+    REQUIRE(MPI_Send(&go, 1, MPI_INT, peer, 9, MPI_COMM_WORLD) == MPI_SUCCESS);
+    REQUIRE(MPI_Waitall(static_cast<int>(n), reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    if (!flag) REQUIRE(MPI_Wait(&far_req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(far == value(peer, -1));
+    for (std::size_t k = 0; k < n; ++k) REQUIRE(in[k] == value(peer, static_cast<long>(k)));
+    CHECK(flag == 1);  // last: a failure here leaves nothing in flight
+  } else {
+    long far = value(rank, -1);
+    REQUIRE(MPI_Send(&far, 1, MPI_LONG, peer, 8, s.comm) == MPI_SUCCESS);
+    int go = 0;
+    REQUIRE(MPI_Recv(&go, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    std::vector<long> out(n);
+    std::vector<MPI_Request> reqs(n, MPI_REQUEST_NULL);
+    for (std::size_t k = 0; k < n; ++k) {
+      out[k] = value(rank, static_cast<long>(k));
+      REQUIRE(MPIX_Isend_enqueue(&out[k], 1, MPI_LONG, peer, 7, s.comm, &reqs[k]) == MPI_SUCCESS);
+    }
+    REQUIRE(MPI_Waitall(static_cast<int>(n), reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  }
+}

@@ -37,6 +37,51 @@ TEST_CASE("host stream runs host functions in order", "[host_stream]") {
   CHECK(s == nullptr);
 }
 
+TEST_CASE("several threads enqueue on one host stream: each item runs once, in its thread's order",
+          "[host_stream]") {
+  mpix_host_stream_t s = nullptr;
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  constexpr int kThreads = 4, kPerThread = 20000;
+  struct Arg {
+    std::vector<int> *ran;  // its thread's: the worker appends the item's index
+    int i;
+  };
+  std::vector<std::vector<int>> ran(kThreads);
+  std::vector<std::vector<Arg>> args(kThreads);
+  std::vector<int> failed(kThreads, 0), seen(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    ran[t].reserve(kPerThread);
+    args[t].reserve(kPerThread);
+    for (int i = 0; i < kPerThread; ++i) args[t].push_back({&ran[t], i});
+  }
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i)
+        failed[t] += mpix_host_stream_launch(
+                         s,
+                         [](void *p) {
+                           auto *a = static_cast<Arg *>(p);
+                           a->ran->push_back(a->i);
+                         },
+                         &args[t][i]) != 0;
+      // Waits for this thread's items at least (the others' may still be coming).
+      failed[t] += mpix_host_stream_synchronize(s) != 0;
+      seen[t] = static_cast<int>(ran[t].size());
+    });
+  for (auto &th : threads) th.join();
+  REQUIRE(mpix_host_stream_synchronize(s) == 0);
+  for (int t = 0; t < kThreads; ++t) {
+    CHECK(failed[t] == 0);
+    CHECK(seen[t] == kPerThread);
+    REQUIRE(ran[t].size() == static_cast<std::size_t>(kPerThread));
+    int out_of_order = 0;
+    for (int i = 0; i < kPerThread; ++i) out_of_order += ran[t][i] != i;
+    CHECK(out_of_order == 0);
+  }
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
+}
+
 TEST_CASE("wait_value holds later work until the value is reached", "[host_stream]") {
   mpix_host_stream_t s = nullptr;
   REQUIRE(mpix_host_stream_create(&s) == 0);

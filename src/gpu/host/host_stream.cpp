@@ -3,11 +3,11 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
+#include <vector>
 
 #include "base/exception_class.hpp"
 #include "base/internal_thread.hpp"
@@ -27,12 +27,17 @@ struct mpix_host_stream_s {
     uint64_t value;
   };
 
+  // The queue: a ring under mu (several threads may enqueue on one stream), doubled when full.
+  // A push signals the worker only while it waits; the worker takes one lock per item, which
+  // also counts the item before it executed.
   std::mutex mu;
   std::condition_variable work_cv;  // worker: items arrived or stop
   std::condition_variable done_cv;  // synchronize(): items executed
-  std::deque<Item> items;
+  std::vector<Item> ring = std::vector<Item>(64);
+  std::size_t head = 0, count = 0;  // the oldest item's index; items queued
   uint64_t enqueued = 0, executed = 0;
   int sync_waiters = 0;
+  bool worker_waits = false;  // the worker sleeps on work_cv
   bool stop = false;
   std::thread worker;
 
@@ -49,38 +54,80 @@ struct mpix_host_stream_s {
     if (worker.joinable()) worker.join();
   }
 
+  // Under mu. Room for @p n more items, in order (the ring is unwrapped into the new array).
+  void reserve(std::size_t n) {
+    if (count + n <= ring.size()) return;
+    std::size_t cap = ring.size();
+    while (cap < count + n) cap *= 2;
+    std::vector<Item> grown(cap);
+    for (std::size_t i = 0; i < count; ++i) grown[i] = ring[(head + i) & (ring.size() - 1)];
+    ring.swap(grown);
+    head = 0;
+  }
+
+  // Under mu; reserve() first.
+  void put(const Item &it) {
+    ring[(head + count) & (ring.size() - 1)] = it;
+    ++count;
+    ++enqueued;
+  }
+
   void push(const Item &it) {
+    bool wake;
     {
       std::lock_guard<std::mutex> lk(mu);
-      items.push_back(it);
-      ++enqueued;
+      reserve(1);
+      put(it);
+      wake = worker_waits;
     }
-    work_cv.notify_one();
+    if (wake) work_cv.notify_one();
   }
 
   void push_memops(const mpix::StreamMemOp *ops, std::size_t n) {
+    bool wake;
     {
       std::lock_guard<std::mutex> lk(mu);
+      reserve(n);
       for (std::size_t i = 0; i < n; ++i)
-        items.push_back({ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait,
-                         nullptr, nullptr, ops[i].word, ops[i].value});
-      enqueued += n;
+        put({ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, nullptr, nullptr,
+             ops[i].word, ops[i].value});
+      wake = worker_waits;
     }
-    work_cv.notify_one();
+    if (wake) work_cv.notify_one();
   }
 
   void run() {
     mpix::InternalScope internal;  // host functions' MPI calls skip the plain-MPI stream sync
     mpix::Backoff backoff;
+    bool ran = false;  // an item ran since the last lock: counted under the next one
     for (;;) {
       Item it;
+      bool wake_sync = false;
       {
         std::unique_lock<std::mutex> lk(mu);
-        work_cv.wait(lk, [&] { return stop || !items.empty(); });
-        if (items.empty()) return;  // stop requested and drained
-        it = items.front();
-        items.pop_front();
+        if (ran) {
+          ++executed;
+          wake_sync = sync_waiters > 0;  // a synchronize() registers under mu before it sleeps
+        }
+        // Woken outside mu, so that the synchronizing thread does not wake into a held mutex.
+        if (wake_sync && count == 0) {
+          lk.unlock();
+          done_cv.notify_all();
+          wake_sync = false;
+          lk.lock();
+        }
+        while (!stop && count == 0) {
+          worker_waits = true;
+          work_cv.wait(lk);
+          worker_waits = false;
+        }
+        if (count == 0) return;  // stop requested and drained
+        it = ring[head];
+        head = (head + 1) & (ring.size() - 1);
+        --count;
       }
+      if (wake_sync) done_cv.notify_all();
+      ran = true;
       switch (it.kind) {
         case Kind::fn:
           it.fn(it.arg);
@@ -98,13 +145,6 @@ struct mpix_host_stream_s {
           }
           break;
       }
-      bool wake;
-      {
-        std::lock_guard<std::mutex> lk(mu);
-        ++executed;
-        wake = sync_waiters > 0;
-      }
-      if (wake) done_cv.notify_all();
     }
   }
 
