@@ -14,34 +14,29 @@
 
 namespace mpix {
 
-// Sleepers wait for the epoch to move. On Linux a futex on the epoch word (the kernel checks
-// the word and sleeps atomically, so a notify between the caller's check and its sleep is not
-// lost); elsewhere a mutex and condition variable. notify() costs one atomic add and one load
-// while nobody sleeps.
+// Sleepers wait for the epoch to move, on a mutex and condition variable (the epoch is checked
+// under the mutex notify takes to wake them). notify() costs one atomic add and one load while
+// nobody sleeps.
 class Notifier {
  public:
   // Bumps the epoch and wakes every sleeper.
   void notify() {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     // Pairs with the sleepers_ increment in wait(): either the sleeper sees the new epoch (its
-    // own check, or the kernel's under the futex), or we see it registered and wake it.
+    // check under the mutex), or we see it registered and wake it.
     if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_all();
   }
-  // 32 bits, as a futex word is: a sleeper that missed 2^32 notifies sleeps until its timeout.
   uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
-  // Sleeps until the epoch differs from @p seen or @p timeout passes (or, rarely, less: a
-  // signal; every caller looks again and waits again).
+  // Sleeps until the epoch differs from @p seen or @p timeout passes.
   void wait(uint64_t seen, std::chrono::microseconds timeout);
 
  private:
   void wake_all();
 
-  std::atomic<uint32_t> epoch_{0};
+  std::atomic<uint64_t> epoch_{0};
   std::atomic<int> sleepers_{0};
-#ifndef __linux__
   std::mutex mu_;
   std::condition_variable cv_;
-#endif
 };
 
 // The one notifier of the process.
