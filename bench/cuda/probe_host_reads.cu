@@ -1,10 +1,11 @@
 // Probe, not built by CMake (nvcc -O2 -arch=sm_90 bench/cuda/probe_host_reads.cu): do reads of
-// it depend on whether the blocks read the same word, the same line, or different lines?
-// Each block's thread 0 does `reps` dependent ld.relaxed.sys loads of its word and times them.
+// pinned host memory by many blocks serialise, and does it depend on whether the blocks read the
+// same word, the same line, or different lines? Each block's thread 0 does `reps` dependent
+// ld.relaxed.sys loads of its word and times them.
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 __device__ __forceinline__ uint64_t now_ns() {
@@ -46,13 +47,13 @@ __global__ void write_then_release(char *data, size_t bytes, uint64_t *flags, si
   ns[blockIdx.x] = now_ns() - t0;
 }
 
-#define CK(x)                                                              \
-  do {                                                                     \
-    cudaError_t e = (x);                                                   \
-    if (e != cudaSuccess) {                                                \
-      std::printf("%s: %s\n", #x, cudaGetErrorString(e));                 \
-      return 1;                                                            \
-    }                                                                      \
+#define CK(x)                                             \
+  do {                                                    \
+    cudaError_t e = (x);                                  \
+    if (e != cudaSuccess) {                               \
+      std::printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      return 1;                                           \
+    }                                                     \
   } while (0)
 
 int main() {
