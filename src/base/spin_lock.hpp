@@ -10,6 +10,15 @@
 
 namespace mpix {
 
+// One pause of a spin-wait loop: tells the core this thread is spinning (x86 PAUSE, Arm YIELD).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class SpinLock {
  public:
   void lock() {
@@ -21,13 +30,8 @@ class SpinLock {
   // Reads until the lock looks free (no write traffic on the holder's line while it works).
   void wait_free() const {
     for (int spins = 0; held_.load(std::memory_order_relaxed); ++spins) {
-      if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      } else {
-        std::this_thread::yield();
-      }
+      if (spins < 64) cpu_relax();
+      else std::this_thread::yield();
     }
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/settings.hpp"
+#include "base/spin_lock.hpp"  // cpu_relax
 
 namespace mpix {
 
@@ -56,11 +57,7 @@ void Backoff::pause(uint64_t seen_epoch, bool busy) {
   }
   switch (phase_) {
     case 0:
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#elif defined(__aarch64__)
-      asm volatile("yield");
-#endif
+      cpu_relax();
       break;
     case 1:
       sched_yield();
