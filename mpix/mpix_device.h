@@ -24,15 +24,19 @@
  *  - Call MPIX_Pready from ONE thread, after the partition's writes by the other threads are
  *    visible to it (e.g. __syncthreads() when one block wrote it). The ready mark is a
  *    system-scope release store (st.release.sys on CUDA), so the partition's data reaches
- *    host-visible memory before the mark does. Cost: two 8-byte loads from host memory, issued
- *    together (the round and the partition's word: one PCIe round trip), then the release
- *    store, which waits for the block's outstanding writes to become visible system-wide.
- *    docs/results-partitioned.md gives the measured cost. MPIX_Pready_range pays one fence
- *    for the whole range (and one load per partition for the double-ready check).
+ *    host-visible memory before the mark does. Cost on CUDA: two 8-byte loads from device
+ *    memory (the descriptor keeps device copies of the round and of each partition's last
+ *    mark, so no load crosses to host memory and many blocks calling at once do not queue on
+ *    one host word), then the release store, which waits for the block's outstanding writes
+ *    to become visible system-wide. On HIP the two loads read the host words (one PCIe round
+ *    trip). docs/results-partitioned.md gives the measured cost. MPIX_Pready_range pays one
+ *    fence for the whole range (and one load per partition for the double-ready check).
  *  - Partition out of range: nothing is marked; MPI_ERR_ARG recorded.
  *  - Request not active (not started, or its round completed): MPI_ERR_REQUEST recorded.
  *  - The same partition marked twice in one round: MPI_ERR_ARG recorded (detected when the
- *    calls are ordered; two threads racing on one partition may go unnoticed).
+ *    calls are ordered; two threads racing on one partition may go unnoticed; on CUDA a
+ *    device mark after a host MPIX_Pready of the same partition is not seen, nor marks made
+ *    through two device requests of one request).
  *  - MPIX_Pready on a receive request / MPIX_Parrived on a send request: MPI_ERR_REQUEST.
  *  - MPIX_Parrived on an inactive request sets *flag = 1 (so a polling kernel never hangs) and
  *    records MPI_ERR_REQUEST unless the partition arrived in the round that just completed.
@@ -85,6 +89,12 @@ struct mpix_prequest_s {
   uint64_t *const *words; /**< per partition: ready (send) or arrived (receive) word */
   int32_t partitions;
   int32_t is_send;
+  /* Where the descriptor is in device memory (CUDA), copies a kernel reads without crossing
+     to host memory; null elsewhere (then the calls read the host words above). */
+  uint64_t *dround; /**< the round word's value, kept in step by mpix: in stream order by
+                         MPIX_Start_enqueue / MPIX_Pwait_enqueue, before MPIX_Start / MPIX_Wait
+                         return otherwise */
+  uint64_t *dready; /**< per send partition: the round value a device MPIX_Pready last marked */
 };
 
 /* Accesses to the request's words, which live in host memory: relaxed loads that reach the
@@ -174,12 +184,17 @@ MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
   if (partition < 0 || partition >= preq->partitions)
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, partition);
   uint64_t *w = preq->words[partition];
-  // Both loads cross to host memory: issue them together, then look at them.
-  const uint64_t g = mpix_dev_load(preq->round), old = mpix_dev_load(w);
+  // The round and the partition's last mark: device copies where there are (no load crosses
+  // to host memory: many blocks reading one host word are served one after another), else
+  // the host words, both loads issued together.
+  uint64_t *shadow = preq->dready ? preq->dready + partition : 0;
+  const uint64_t g = mpix_dev_load(preq->dround ? preq->dround : preq->round),
+                 old = mpix_dev_load(shadow ? shadow : w);
   if (((g - preq->base) & 1u) == 0)
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
   const uint64_t r = g + 1;
   if ((int64_t)(old - r) >= 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, partition);
+  if (shadow) mpix_dev_store(shadow, r);
   mpix_dev_store_release(w, r);  // the partition's data is visible before its ready mark
   return MPI_SUCCESS;
 }
@@ -194,12 +209,14 @@ MPIX_DEVICE_FN int MPIX_Pready_range(int low, int high, MPIX_Prequest preq) {
   if (!preq->is_send) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, low);
   if (low > high || low < 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, low);
   if (high >= preq->partitions) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, high);
-  const uint64_t g = mpix_dev_load(preq->round);
+  const uint64_t g = mpix_dev_load(preq->dround ? preq->dround : preq->round);
   if (((g - preq->base) & 1u) == 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, low);
   const uint64_t r = g + 1;
   for (int p = low; p <= high; ++p)
-    if ((int64_t)(mpix_dev_load(preq->words[p]) - r) >= 0)
+    if ((int64_t)(mpix_dev_load(preq->dready ? preq->dready + p : preq->words[p]) - r) >= 0)
       return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, p);
+  if (preq->dready)
+    for (int p = low; p <= high; ++p) mpix_dev_store(preq->dready + p, r);
   mpix_dev_fence_release();  // one fence for the whole range
   for (int p = low; p <= high; ++p) mpix_dev_store(preq->words[p], r);
   return MPI_SUCCESS;

@@ -25,11 +25,14 @@ const char *trigger_mode_name(TriggerMode m);
 enum class MemKind { host, pinned_host, device, managed };
 const char *mem_kind_name(MemKind k);
 
-// One stream memory operation of ExecStream::batch.
+// One stream memory operation of ExecStream::batch. @p word is signal memory (host memory the
+// backend maps for its devices), or, with @p device_word, a word in the stream's device memory
+// (a write only; GPU backends only): what kernels read without crossing to host memory.
 struct StreamMemOp {
   enum Kind : uint8_t { write, wait } kind;
   uint64_t *word;
   uint64_t value;
+  bool device_word = false;
 };
 
 // One native stream, driven in stream order.

@@ -10,6 +10,7 @@
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
 #include "partitioned/prequest.hpp"
+#include "partitioned/round_mirror.hpp"
 
 #ifdef MPIX_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -21,7 +22,9 @@ namespace {
 struct DeviceRequest {
   Backend *backend = nullptr;
   bool device_memory = false;  // descriptor in device memory (CUDA), else backend pinned
-  void *mem = nullptr;         // the descriptor and its word table
+  int device = -1;             // where device_memory is
+  uint64_t *dround = nullptr;  // in mem: the round's copy (PWords::mirrors), where device_memory
+  void *mem = nullptr;         // the descriptor, its word table (and device copies)
   // Where mem is device memory: a host copy (own word table) for host threads, which use the
   // same handle through mpix_device.h's host build (MPIX_Prequest_host_view).
   std::vector<uint64_t> host_copy;
@@ -76,22 +79,6 @@ Backend *backend_for(const PRequest &r) {
   return device_backend();
 }
 
-#ifdef MPIX_HAVE_CUDA
-// Copies @p n bytes to device memory and returns once they are there. A private non-blocking
-// stream: cudaMemcpy on the legacy stream would wait behind user streams that may sit in a
-// stream wait only the agent or a peer releases, and from pageable memory it may return
-// before the DMA landed, so a kernel on another stream could read an older descriptor.
-cudaError_t upload(void *dst, const void *src, std::size_t n) {
-  cudaStream_t s = nullptr;
-  cudaError_t rc = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  if (rc != cudaSuccess) return rc;
-  rc = cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s);
-  cudaError_t sync = cudaStreamSynchronize(s);
-  cudaStreamDestroy(s);
-  return rc != cudaSuccess ? rc : sync;
-}
-#endif
-
 // Allocates the descriptor where the device reads it: device memory on CUDA (each device call
 // then reads its constant fields from device memory, not across PCIe), else the backend's
 // pinned host memory (plain host memory for the host backend).
@@ -110,10 +97,21 @@ Status allocate(Backend *be, std::size_t bytes, DeviceRequest *dr) {
     }
     dr->mem = d;
     dr->device_memory = true;
+    cudaGetDevice(&dr->device);
     return {};
   }
 #endif
   return be->alloc_pinned(bytes, &dr->mem);
+}
+
+void free_memory(const DeviceRequest &dr) {
+#ifdef MPIX_HAVE_CUDA
+  if (dr.device_memory) {
+    cudaFree(dr.mem);
+    return;
+  }
+#endif
+  dr.backend->free_pinned(dr.mem);
 }
 
 }  // namespace
@@ -124,11 +122,15 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   const std::size_t n = w->part.size();
   static_assert(sizeof(mpix_prequest_s) % alignof(uint64_t *) == 0,
                 "the word table follows the descriptor");
-  std::vector<unsigned char> image(sizeof(mpix_prequest_s) + n * sizeof(uint64_t *));
+  static_assert(sizeof(uint64_t *) == sizeof(uint64_t), "the device copies follow the table");
+  // Descriptor, word table; in device memory also the round's copy and one word per partition.
+  const std::size_t table_end = sizeof(mpix_prequest_s) + n * sizeof(uint64_t *);
   DeviceRequest dr;
   dr.words = w;
   // The table's address is only known once the descriptor is allocated.
-  MPIX_TRY(allocate(be, image.size(), &dr));
+  MPIX_TRY(allocate(be, table_end + (n + 1) * sizeof(uint64_t), &dr));
+  std::vector<unsigned char> image(dr.device_memory ? table_end + (n + 1) * sizeof(uint64_t)
+                                                    : table_end);
   auto *d = reinterpret_cast<mpix_prequest_s *>(image.data());
   auto **table = reinterpret_cast<uint64_t **>(d + 1);
   for (std::size_t i = 0; i < n; ++i) table[i] = w->part[i].word;
@@ -139,22 +141,31 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   d->words = reinterpret_cast<uint64_t *const *>(static_cast<mpix_prequest_s *>(dr.mem) + 1);
   d->partitions = r->partitions();
   d->is_send = r->side() == PRequest::Side::send;
-#ifdef MPIX_HAVE_CUDA
+  d->dround = d->dready = nullptr;
   if (dr.device_memory) {
-    cudaError_t rc = upload(dr.mem, image.data(), image.size());
-    if (rc != cudaSuccess) {
-      cudaFree(dr.mem);
-      return make_status(MPI_ERR_OTHER, "writing a device request: %s", cudaGetErrorString(rc));
+    // The round's copy, then the partitions' last device marks: no mark yet (base).
+    auto *copies = reinterpret_cast<uint64_t *>(image.data() + table_end);
+    for (std::size_t i = 0; i <= n; ++i) copies[i] = w->base;
+    auto *dev_copies = reinterpret_cast<uint64_t *>(static_cast<char *>(dr.mem) + table_end);
+    d->dround = dev_copies;
+    if (d->is_send) d->dready = dev_copies + 1;
+    dr.dround = dev_copies;
+    const RoundMirror mirror{dev_copies, dr.device};
+    Status st = r->attach_round_mirror(mirror, [&](uint64_t round_now) {
+      copies[0] = round_now;
+      return device_upload(dr.device, dr.mem, image.data(), image.size());
+    });
+    if (!st.is_ok()) {
+      free_memory(dr);
+      return st;
     }
-  }
-#endif
-  if (!dr.device_memory) {
-    std::memcpy(dr.mem, image.data(), image.size());
-  } else {
-    dr.host_copy.resize((image.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
-    std::memcpy(dr.host_copy.data(), image.data(), image.size());
+    dr.host_copy.resize((table_end + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    std::memcpy(dr.host_copy.data(), image.data(), table_end);
     auto *h = reinterpret_cast<mpix_prequest_s *>(dr.host_copy.data());
     h->words = reinterpret_cast<uint64_t *const *>(h + 1);
+    h->dround = h->dready = nullptr;  // host threads read the host words
+  } else {
+    std::memcpy(dr.mem, image.data(), image.size());
   }
   MPIX_LOG(debug, "api", "device request %p (%s, %s memory) for %zu partitions", dr.mem, be->name(),
            dr.device_memory ? "device" : "host", n);
@@ -186,14 +197,18 @@ Status device_request_free(MPIX_Prequest p) {
     dr = std::move(it->second);
     reg.live.erase(it);
   }
-#ifdef MPIX_HAVE_CUDA
   if (dr.device_memory) {
-    cudaFree(dr.mem);
-    return {};
+    std::lock_guard<std::mutex> lk(dr.words->mirror_mu);
+    std::vector<RoundMirror> &m = dr.words->mirrors;
+    for (auto i = m.begin(); i != m.end(); ++i)
+      if (i->word == dr.dround) {
+        m.erase(i);
+        break;
+      }
+  } else {
+    p->magic = 0;
   }
-#endif
-  p->magic = 0;
-  dr.backend->free_pinned(dr.mem);
+  free_memory(dr);
   return {};
 }
 

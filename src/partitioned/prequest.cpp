@@ -19,6 +19,7 @@
 #include "mpix/mpix_device.h"
 #include "partitioned/prequest_engine.hpp"
 #include "partitioned/private_comms.hpp"
+#include "partitioned/round_mirror.hpp"
 
 namespace mpix {
 namespace {
@@ -240,9 +241,14 @@ Status PRequest::start(bool enqueued) {
     ExecStream *ex = nullptr;
     std::mutex *order = nullptr;
     MPIX_TRY(stream_of_comm(&ex, &order));
+    std::vector<StreamMemOp> ops{{StreamMemOp::write, words_->round.word, words_->R(r) - 1}};
+    round_mirrors_append(*words_, words_->R(r) - 1, &ops);
     std::lock_guard<std::mutex> slk(*order);
-    MPIX_TRY(ex->write_value(words_->round.word, words_->R(r) - 1));
+    MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
+                             : ex->batch(ops.data(), ops.size()));
   } else {
+    // The device copies first: a kernel launched once this returns reads the new round.
+    MPIX_TRY(round_mirrors_store(*words_, words_->R(r) - 1));
     store_signal(words_->round.word, words_->R(r) - 1);
   }
   partitioned_engine().activate(shared_from_this());
@@ -331,6 +337,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
     active_ = false;
     if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
     fill_status(status);
+    MPIX_TRY(round_mirrors_store(*words_, R));
   }
   if (flag) *flag = 1;
   MPIX_TRY(device_error(true));
@@ -359,11 +366,13 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
     std::lock_guard<std::mutex> slk(*order);
     // One call (one cuStreamBatchMemOp on a GPU stream): the stream's deferred trigger (ops
     // before this wait must be able to fire), wait for the round, mark it done.
-    StreamMemOp ops[3] = {{StreamMemOp::write, ctx_->stream->trigger_word(), 0},
-                          {StreamMemOp::wait, words_->done.word, R},
-                          {StreamMemOp::write, words_->round.word, R}};
+    std::vector<StreamMemOp> ops{{StreamMemOp::write, ctx_->stream->trigger_word(), 0},
+                                 {StreamMemOp::wait, words_->done.word, R},
+                                 {StreamMemOp::write, words_->round.word, R}};
+    round_mirrors_append(*words_, R, &ops);
     ops[0].value = ctx_->stream->take_deferred();
-    MPIX_TRY(ops[0].value ? ex->batch(ops, 3) : ex->batch(ops + 1, 2));
+    MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
+                          : ex->batch(ops.data() + 1, ops.size() - 1));
   }
   active_ = false;
   last_wait_enqueued_ = true;
@@ -374,7 +383,21 @@ void PRequest::abandon_round(uint64_t R) {
   active_ = false;
   cancel_.store(true);  // the agent drops what is in flight and writes done
   if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
+  Status st = round_mirrors_store(*words_, R);
+  if (!st.is_ok())
+    MPIX_LOG(warn, "api", "abandoning a round: its device requests still read it as active: %s",
+             st.what().c_str());
   notifier().notify();
+}
+
+Status PRequest::attach_round_mirror(const RoundMirror &m,
+                                     const std::function<Status(uint64_t)> &init) {
+  std::lock_guard<std::mutex> lk(mu_);
+  const uint64_t R = words_->R(current_round());
+  MPIX_TRY(init(active_ ? R - 1 : R));
+  std::lock_guard<std::mutex> mlk(words_->mirror_mu);
+  words_->mirrors.push_back(m);
+  return {};
 }
 
 Status PRequest::release(bool *released) {

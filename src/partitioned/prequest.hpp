@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +47,13 @@ struct Op;
 struct PrivateComms;
 class Backend;
 
+// A device-memory copy of a request's round word (mpix_prequest_s::dround of a device request
+// on CUDA): kernels read it without crossing to host memory.
+struct RoundMirror {
+  uint64_t *word;
+  int device;
+};
+
 // The signal words of one request; shared with its device requests, which may outlive it.
 struct PWords {
   explicit PWords(int partitions);
@@ -57,6 +65,9 @@ struct PWords {
   SignalWord round, done, error;
   std::vector<SignalWord> part;
   uint64_t base = 0;  // even; no word held more than this when acquired
+  // Copies of the round word, written with it (partitioned/round_mirror.hpp).
+  std::mutex mirror_mu;
+  std::vector<RoundMirror> mirrors;
 };
 
 class PRequest : public std::enable_shared_from_this<PRequest> {
@@ -84,6 +95,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
 
   // At MPI_Finalize: logs this request if a round is still active; true if it was.
   bool report_if_active();
+
+  // Registers @p m as a copy of the round word: @p init(value) stores the value the round word
+  // has for work that runs from now on, under the request's lock so no transition is missed.
+  Status attach_round_mirror(const RoundMirror &m, const std::function<Status(uint64_t)> &init);
 
   Side side() const { return side_; }
   MPI_Comm comm() const { return comm_; }

@@ -36,6 +36,10 @@ __global__ void misuse_k(MPIX_Prequest preq, int parts, int *rc) {
   rc[3] = MPIX_Pready_range(1, parts - 1, preq);
 }
 
+__global__ void mark_k(MPIX_Prequest preq, int partition, int *rc) {
+  *rc = MPIX_Pready(partition, preq);
+}
+
 __global__ void fill_k(int *buf, int n, int round) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     buf[i] = expected(round, i);
@@ -68,6 +72,11 @@ cudaError_t misuse(MPIX_Prequest preq, int parts, int *rc, cudaStream_t s) {
   return cudaGetLastError();
 }
 
+cudaError_t mark(MPIX_Prequest preq, int partition, int *rc, cudaStream_t s) {
+  mark_k<<<1, 1, 0, s>>>(preq, partition, rc);
+  return cudaGetLastError();
+}
+
 cudaError_t fill(int *buf, int n, int round, cudaStream_t s) {
   fill_k<<<32, 256, 0, s>>>(buf, n, round);
   return cudaGetLastError();
@@ -81,7 +90,7 @@ cudaError_t check(const int *buf, int n, int round, int *bad, int *checks, cudaS
 cudaError_t load_kernels() {
   cudaFuncAttributes a;
   for (const void *k : {(const void *)produce_k, (const void *)consume_k, (const void *)misuse_k,
-                        (const void *)fill_k, (const void *)check_k}) {
+                        (const void *)mark_k, (const void *)fill_k, (const void *)check_k}) {
     cudaError_t rc = cudaFuncGetAttributes(&a, k);
     if (rc != cudaSuccess) return rc;
   }

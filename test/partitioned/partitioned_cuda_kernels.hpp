@@ -28,6 +28,8 @@ cudaError_t consume(const int *buf, int parts, int per, int round, MPIX_Prequest
 // One thread: MPIX_Pready(0), MPIX_Pready(0) again, MPIX_Pready(parts) (out of range), then
 // MPIX_Pready_range(1, parts - 1); the four return codes go to rc[0..3] (device memory).
 cudaError_t misuse(MPIX_Prequest preq, int parts, int *rc, cudaStream_t s);
+// One thread: MPIX_Pready(@p partition); its return code goes to *rc (device memory).
+cudaError_t mark(MPIX_Prequest preq, int partition, int *rc, cudaStream_t s);
 // Whole-buffer fill and check (queue test): *bad counts wrong elements, *checks the runs.
 cudaError_t fill(int *buf, int n, int round, cudaStream_t s);
 cudaError_t check(const int *buf, int n, int round, int *bad, int *checks, cudaStream_t s);

@@ -249,6 +249,83 @@ TEST_CASE("device misuse is returned to the kernel and reported by the host wait
   MPI_Comm_free(&comm);
 }
 
+// A device MPIX_Pready reads the round from a device-memory copy (mpix_device.h). Every way
+// of starting and ending a round keeps that copy in step: a kernel after a start marks its
+// partitions, and a kernel after the end is refused, in each trigger mode.
+TEST_CASE("a kernel sees each round start and end, however the host drives the rounds",
+          "[partitioned][cuda]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  for (const char *trigger : {"memop", "hostfn", "kernel"}) {
+    CAPTURE(trigger);
+    CudaStreamComm sc(trigger);
+    int rank = -1;
+    MPI_Comm_rank(sc.comm, &rank);
+    constexpr int kParts = 4;
+    Pinned sbuf(kParts), rbuf(kParts);
+    MPIX_Request sr, rr;  // a pair to this process itself
+    REQUIRE(MPIX_Psend_init(sbuf.p, kParts, 1, MPI_INT, rank, 3, sc.comm, MPI_INFO_NULL, &sr) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Precv_init(rbuf.p, kParts, 1, MPI_INT, rank, 3, sc.comm, MPI_INFO_NULL, &rr) ==
+            MPI_SUCCESS);
+    // Made while a round is active: the device copy starts active.
+    REQUIRE(MPIX_Start(&sr) == MPI_SUCCESS);
+    MPIX_Prequest ps;
+    REQUIRE(MPIX_Prequest_create(sr, &ps) == MPI_SUCCESS);
+    Counters errors(1), rc(2);
+    auto produce = [&](int round) {
+      CUDA_REQUIRE(mpix_ptest::produce(sbuf.p, kParts, 1, round, ps, errors.d, sc.cs));
+    };
+    auto received = [&](int round) {
+      REQUIRE(MPIX_Wait(&rr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      for (int i = 0; i < kParts; ++i) CHECK(rbuf.p[i] == mpix_ptest::expected(round, i));
+    };
+    // Round 0: host start (above), host wait.
+    REQUIRE(MPIX_Start(&rr) == MPI_SUCCESS);
+    produce(0);
+    received(0);
+    REQUIRE(MPIX_Wait(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    // Round 1: started in stream order, ended by the host.
+    REQUIRE(MPIX_Start_enqueue(&sr) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&rr) == MPI_SUCCESS);
+    produce(1);
+    received(1);
+    REQUIRE(MPIX_Wait(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    // Round 2: started by the host, ended in stream order.
+    REQUIRE(MPIX_Start(&sr) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&rr) == MPI_SUCCESS);
+    produce(2);
+    REQUIRE(MPIX_Pwait_enqueue(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    received(2);
+    // After the round's end in stream order, a kernel's mark is refused (inactive) ...
+    CUDA_REQUIRE(mpix_ptest::mark(ps, 0, rc.d, sc.cs));
+    CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+    CHECK(error_class(MPIX_Wait(&sr, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    // ... and after the host's end too.
+    REQUIRE(MPIX_Start(&sr) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&rr) == MPI_SUCCESS);
+    produce(3);
+    received(3);
+    REQUIRE(MPIX_Wait(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CUDA_REQUIRE(mpix_ptest::mark(ps, 0, rc.d + 1, sc.cs));
+    CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+    CHECK(error_class(MPIX_Wait(&sr, MPI_STATUS_IGNORE)) == MPI_ERR_REQUEST);
+    // Round 4: both ends in stream order, after the refusals.
+    REQUIRE(MPIX_Start_enqueue(&sr) == MPI_SUCCESS);
+    REQUIRE(MPIX_Start(&rr) == MPI_SUCCESS);
+    produce(4);
+    REQUIRE(MPIX_Pwait_enqueue(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    received(4);
+    CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+    std::vector<int> v = rc.read(2);
+    CHECK(v[0] == MPI_ERR_REQUEST);
+    CHECK(v[1] == MPI_ERR_REQUEST);
+    CHECK(errors.read(1)[0] == 0);
+    REQUIRE(MPIX_Prequest_free(&ps) == MPI_SUCCESS);
+    REQUIRE(MPIX_Request_free(&sr) == MPI_SUCCESS);
+    REQUIRE(MPIX_Request_free(&rr) == MPI_SUCCESS);
+  }
+}
+
 TEST_CASE("a queue on a cudaStream_t passed as void*", "[queue][cuda]") {
   CUDA_REQUIRE(mpix_ptest::load_kernels());
   MPI_Comm comm;

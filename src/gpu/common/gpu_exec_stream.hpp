@@ -131,6 +131,10 @@ class GpuExecStream final : public ExecStream {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
       for (std::size_t i = 0; i < n; ++i) {
+        if (ops[i].device_word) {  // a host function cannot store to device memory
+          MPIX_TRY(kernel_store(ops[i]));
+          continue;
+        }
         auto h = std::make_unique<gpu_detail::HostSignal>(
             gpu_detail::HostSignal{ops[i].word, ops[i].value});
         MPIX_TRY(Api::launch_host(
@@ -150,7 +154,10 @@ class GpuExecStream final : public ExecStream {
     for (std::size_t i = 0; i < n; ++i) {
       d[i].kind = ops[i].kind == StreamMemOp::write ? GpuMemOp::write : GpuMemOp::wait;
       d[i].value = ops[i].value;
-      MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
+      if (ops[i].device_word)
+        d[i].dev_word = reinterpret_cast<uint64_t>(ops[i].word);
+      else
+        MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
     }
     if (m == TriggerMode::memop) {
       // Memory operations carry the stream's own context: no device switch needed, except on a
@@ -175,6 +182,14 @@ class GpuExecStream final : public ExecStream {
       MPIX_TRY(d[i].kind == GpuMemOp::write ? Api::kernel_write(s_, d[i].dev_word, d[i].value)
                                             : Api::kernel_wait(s_, d[i].dev_word, d[i].value));
     return {};
+  }
+
+  // A write of a device word in hostfn mode: a one-thread kernel (the device current).
+  Status kernel_store(const StreamMemOp &op) {
+    if (op.kind != StreamMemOp::write || !Api::kHasKernels)
+      return make_status(MPI_ERR_INTERN, "a %s stream cannot %s a device word in hostfn mode",
+                         Api::kName, op.kind == StreamMemOp::write ? "write" : "wait on");
+    return Api::kernel_write(s_, reinterpret_cast<uint64_t>(op.word), op.value);
   }
 
   Status launch_host(void (*fn)(void *), void *arg) override {

@@ -1,0 +1,27 @@
+// Device copies of a partitioned request's round word (RoundMirror, prequest.hpp). A device
+// MPIX_Pready reads the round from device memory: when many blocks read one word of host
+// memory, the reads are served one after another (about 0.8 us each on one H200, 64 blocks:
+// 50 us; bench/cuda/probe_host_reads.cu). Every write of the round word writes its copies too:
+// in stream order for enqueued rounds, before the host call returns otherwise.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/status.hpp"
+#include "gpu/backend.hpp"
+#include "partitioned/prequest.hpp"
+
+namespace mpix {
+
+// Appends a stream-ordered write of @p value to each copy of @p w's round word.
+void round_mirrors_append(PWords &w, uint64_t value, std::vector<StreamMemOp> *ops);
+// Stores @p value to each copy of @p w's round word; returns once the device holds it.
+Status round_mirrors_store(PWords &w, uint64_t value);
+// Copies @p n bytes from host memory to device memory of @p device and returns once they are
+// there, on a private stream: the legacy stream would wait behind user streams that may sit in
+// a stream wait only the agent or a peer releases.
+Status device_upload(int device, void *dst, const void *src, std::size_t n);
+
+}  // namespace mpix
