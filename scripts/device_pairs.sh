@@ -3,7 +3,7 @@
 # mpix_latency (CUDA) and bench/cuda/probe_pairs.cu, starts CUDA MPS, then for 2, 4 and 8 ranks
 # (pairs 0-1, 2-3, ..., 8 B, kernel writes the message, host buffers):
 #   probe_npN_auto.txt        probe, all four modes, default host wait (auto = spin), relay spins
-#   probe_npN_block.txt       probe gpu-memop, gpu-spin, host-sync with --host-wait block
+#   probe_npN_block.txt       probe, all four modes, --host-wait block
 #   probe_npN_block_pause.txt probe gpu-memop, gpu-spin: host wait block, relay polls with pause
 #   probe_np8_yield.txt       probe gpu-memop, gpu-spin, host-sync: host wait yield, relay yields
 #   lat_{enqueue,mpisync}_{spin,block}_npN.txt  mpix_latency --host-wait spin|block
@@ -21,7 +21,8 @@ log() { echo "[$(date -u +%T) +${SECONDS}s] $*" | tee -a "$out/steps.log"; }
 nvidia-cuda-mps-control -d && log "MPS started"
 trap 'echo quit | nvidia-cuda-mps-control' EXIT
 mkdir -p build-gpu
-nvcc -O2 -arch=sm_90 -ccbin mpicxx bench/cuda/probe_pairs.cu -o build-gpu/probe_pairs -lcuda \
+nvcc -O2 -arch=sm_90 -ccbin mpicxx -DOMPI_SKIP_MPICXX bench/cuda/probe_pairs.cu \
+  -o build-gpu/probe_pairs -lcuda \
   > "$out/probe_build.log" 2>&1 &
 probe_build=$!
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPIX_ENABLE_CUDA=ON \
@@ -45,12 +46,12 @@ run() {  # name, np, extra env (or -), program and args
   timeout -k 5 60 "${e[@]}" mpirun -np "$np" --bind-to none "${M[@]}" "${x[@]}" "$@" \
     >> "$out/$name.txt" 2>&1 || log "  $name exited $?"
 }
-P=(build-gpu/probe_pairs -i 2000 -x 200)
+P=(build-gpu/probe_pairs -i 5000 -x 500)
 L=(build-gpu/bench/mpix_latency -d cuda --set kernel=write --buffers "H H" -m 8:8 -i 2000 -x 200)
 for np in 2 4 8; do
   log "np $np"
   run probe_np${np}_auto $np - "${P[@]}"
-  run probe_np${np}_block $np - "${P[@]}" --host-wait block --modes gpu-memop,gpu-spin,host-sync
+  run probe_np${np}_block $np - "${P[@]}" --host-wait block
   run probe_np${np}_block_pause $np - "${P[@]}" --host-wait block --relay pause \
     --modes gpu-memop,gpu-spin
   for w in spin block; do

@@ -78,9 +78,11 @@ struct Cfg {
 
 int rank_, nranks_, peer_;
 cudaStream_t s_;
-uint64_t *h_words_;  // pinned, mapped: [0] trigger (GPU -> relay), [1] arrived (relay -> GPU),
-                     // [8] message sent, [9] message received
-CUdeviceptr d_trig_, d_arrived_;
+// Pinned, mapped; each word on its own 128 B: trigger (GPU -> relay), arrived (relay -> GPU),
+// message sent, message received.
+constexpr int kTrig = 0, kArrived = 16, kSent = 32, kRecvd = 48;
+uint64_t *h_words_, *d_words_;    // host and device addresses
+CUdeviceptr d_trig_, d_arrived_;  // device addresses of the trigger and arrived words
 uint64_t *d_own_ = nullptr, *d_peer_ = nullptr;  // gpu-only: [0] flag, [1] message
 
 inline void relax(const std::string &how) {
@@ -91,13 +93,13 @@ inline void relax(const std::string &how) {
 // The relay thread of gpu-memop / gpu-spin: sends message k once the trigger word reaches k,
 // receives message k and then writes k to the arrived word; `total` messages each way.
 void relay(int total, const std::string &how) {
-  volatile uint64_t *trig = h_words_, *arrived = h_words_ + 1;
+  volatile uint64_t *trig = h_words_ + kTrig, *arrived = h_words_ + kArrived;
   MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // [0] recv, [1] send
   int sent = 0, recvd = 0, sends_done = 0;
-  MK(MPI_Irecv(h_words_ + 9, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, &req[0]));
+  MK(MPI_Irecv(h_words_ + kRecvd, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, &req[0]));
   while (recvd < total || sends_done < total) {
     if (req[1] == MPI_REQUEST_NULL && sent < total && *trig >= uint64_t(sent + 1)) {
-      MK(MPI_Isend(h_words_ + 8, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, &req[1]));
+      MK(MPI_Isend(h_words_ + kSent, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, &req[1]));
       ++sent;
     }
     int n = 0, idx[2];
@@ -112,7 +114,7 @@ void relay(int total, const std::string &how) {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       *arrived = uint64_t(recvd);
       if (recvd < total)
-        MK(MPI_Irecv(h_words_ + 9, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, &req[0]));
+        MK(MPI_Irecv(h_words_ + kRecvd, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, &req[0]));
     }
     if (n == 0) relax(how);
   }
@@ -125,7 +127,7 @@ void enqueue(const std::string &mode, int from, int to) {
     const uint64_t k = uint64_t(i) + 1;
     auto wait = [&] {
       if (mode == "gpu-memop") CU(cuStreamWaitValue64(s_, d_arrived_, k, CU_STREAM_WAIT_VALUE_GEQ));
-      else if (mode == "gpu-spin") spin_sys<<<1, 1, 0, s_>>>((uint64_t *)d_arrived_, k);
+      else if (mode == "gpu-spin") spin_sys<<<1, 1, 0, s_>>>(d_words_ + kArrived, k);
       else CU(cuStreamWaitValue64(s_, CUdeviceptr(d_own_), k, CU_STREAM_WAIT_VALUE_GEQ));
       CK(cudaGetLastError());
     };
@@ -136,11 +138,11 @@ void enqueue(const std::string &mode, int from, int to) {
         CU(cuStreamWriteValue64(s_, CUdeviceptr(d_peer_), k, CU_STREAM_WRITE_VALUE_DEFAULT));
         return;
       }
-      write_msg<<<1, 1, 0, s_>>>((uint64_t *)d_trig_ + 8, k);  // the message, pinned host
+      write_msg<<<1, 1, 0, s_>>>(d_words_ + kSent, k);  // the message, pinned host
       CK(cudaGetLastError());
       if (mode == "gpu-memop")
         CU(cuStreamWriteValue64(s_, d_trig_, k, CU_STREAM_WRITE_VALUE_DEFAULT));
-      else store_sys<<<1, 1, 0, s_>>>((uint64_t *)d_trig_, k);
+      else store_sys<<<1, 1, 0, s_>>>(d_words_ + kTrig, k);
       CK(cudaGetLastError());
     };
     if (first) {
@@ -157,13 +159,13 @@ void host_sync_iters(int n) {
   for (int i = 0; i < n; ++i) {
     const bool first = rank_ % 2 == 0;
     if (!first)
-      MK(MPI_Recv(h_words_ + 9, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    write_msg<<<1, 1, 0, s_>>>((uint64_t *)d_trig_ + 8, uint64_t(i) + 1);
+      MK(MPI_Recv(h_words_ + kRecvd, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    write_msg<<<1, 1, 0, s_>>>(d_words_ + kSent, uint64_t(i) + 1);
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(s_));
-    MK(MPI_Send(h_words_ + 8, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD));
+    MK(MPI_Send(h_words_ + kSent, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD));
     if (first)
-      MK(MPI_Recv(h_words_ + 9, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      MK(MPI_Recv(h_words_ + kRecvd, 1, MPI_UINT64_T, peer_, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   }
 }
 
@@ -192,7 +194,7 @@ void run_mode(const Cfg &c, const std::string &mode) {
   const bool stream = mode != "host-sync";
   const bool relayed = mode == "gpu-memop" || mode == "gpu-spin";
   if (mode == "gpu-only" && !d_own_) map_peer();
-  h_words_[0] = h_words_[1] = 0;
+  h_words_[kTrig] = h_words_[kArrived] = 0;
   if (d_own_) CK(cudaMemset(d_own_, 0, 2 * sizeof(uint64_t)));
   CK(cudaDeviceSynchronize());
   MK(MPI_Barrier(MPI_COMM_WORLD));
@@ -309,8 +311,9 @@ int main(int argc, char **argv) {
   std::memset(h_words_, 0, 4096);
   void *d = nullptr;
   CK(cudaHostGetDevicePointer(&d, h_words_, 0));
-  d_trig_ = CUdeviceptr(d);
-  d_arrived_ = d_trig_ + sizeof(uint64_t);
+  d_words_ = static_cast<uint64_t *>(d);
+  d_trig_ = CUdeviceptr(d_words_ + kTrig);
+  d_arrived_ = CUdeviceptr(d_words_ + kArrived);
   CUdevice cudev;
   CU(cuDeviceGet(&cudev, dev));
   int memops = 0;
