@@ -1,7 +1,8 @@
-// Probe, not built by CMake (nvcc -O2 -arch=sm_90 -ccbin mpicxx bench/cuda/probe_pairs.cu -lcuda):
-// why do several rank pairs on one GPU slow stream-triggered MPI down? N ranks, pairs (0, 1),
-// (2, 3), ..., 8 B ping-pong, each iteration a 1-thread kernel writes the message before it is
-// sent; one-way us per pair (half the round trip), mean and slowest pair. Modes:
+// Probe, not built by CMake (scripts/device_pairs.sh builds and runs it; nvcc -O2 -arch=sm_90
+// -ccbin mpicxx -DOMPI_SKIP_MPICXX bench/cuda/probe_pairs.cu -o probe_pairs -lcuda): why do
+// several rank pairs on one GPU slow stream-triggered MPI down? N ranks, pairs (0, 1), (2, 3),
+// ..., 8 B ping-pong, each iteration a 1-thread kernel writes the message before it is sent;
+// one-way us per pair (half the round trip), mean and slowest pair. Modes:
 //   gpu-memop  kernel, cuStreamWriteValue64 to a pinned host word; a relay thread (like mpix's
 //              agent) sees it and MPI_Isends; the peer's relay MPI_Irecvs and writes the peer's
 //              pinned "arrived" word, which the peer stream cuStreamWaitValue64s on. Every
