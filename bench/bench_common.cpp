@@ -19,7 +19,7 @@ static void usage(const char *name, const std::string &modes_help) {
   std::fprintf(stderr,
                "usage: %s [--mode MODE] [-m MIN:MAX] [-i ITERS] [-x WARMUP] [-W WINDOW]\n"
                "          [-d host|cuda] [--buffers \"D D\"|\"H H\"] [--provider mpi|ofi:<prov>]\n"
-               "          [--json FILE] [--set key=value]\n"
+               "          [--json FILE] [--set key=value] [--host-wait spin|yield|block]\n"
                "modes: %s\n",
                name, modes_help.c_str());
   std::exit(2);
@@ -51,6 +51,7 @@ Options parse(int argc, char **argv, const char *name, const char *default_mode,
     else if (a == "--buffers") o.buffers = next();
     else if (a == "--provider") o.provider = next();
     else if (a == "--json") o.json = next();
+    else if (a == "--host-wait") o.host_wait = next();
     else if (a == "--set") {
       std::string v = next();
       auto eq = v.find('=');
@@ -61,6 +62,11 @@ Options parse(int argc, char **argv, const char *name, const char *default_mode,
     else usage(name, modes_help);
   }
   if (o.min_size > o.max_size || o.iters <= 0 || o.window <= 0) usage(name, modes_help);
+  // How a CUDA host thread waits for the GPU (the context's scheduling flag): -d cuda only.
+  if (!o.host_wait.empty() &&
+      (o.device != "cuda" ||
+       (o.host_wait != "spin" && o.host_wait != "yield" && o.host_wait != "block")))
+    usage(name, modes_help);
   if (!o.provider.empty()) {
     // Must happen before MPI_Init: mpix reads its settings once.
     auto c = o.provider.find(':');

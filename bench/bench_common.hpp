@@ -29,6 +29,8 @@ struct Options {
   std::string provider;                      // --provider mpi|ofi:<prov>
   std::string json;                          // --json FILE
   std::map<std::string, std::string> extra;  // --set key=value, for mode-specific knobs
+  // --host-wait spin|yield|block (-d cuda): the CUDA context's scheduling flag; empty: auto.
+  std::string host_wait;
 };
 
 // Parses argv (before MPI_Init: --provider sets MPIX_PROVIDER / MPIX_OFI_PROVIDER).

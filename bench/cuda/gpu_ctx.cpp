@@ -65,6 +65,16 @@ GpuCtx &gpu_ctx(const Options &o) {
     cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
     c->device = local % ndev;
     cuda_check(cudaSetDevice(c->device), "cudaSetDevice");
+    // --host-wait: how host threads wait in cudaStreamSynchronize (also what
+    // MPIX_Stream_synchronize calls on a CUDA stream). The default (auto) spins when the
+    // process has fewer contexts than CPUs. Set before the bench's first use of the context;
+    // on an already active primary context it replaces the flags.
+    if (!o.host_wait.empty()) {
+      const unsigned f = o.host_wait == "spin"    ? cudaDeviceScheduleSpin
+                         : o.host_wait == "yield" ? cudaDeviceScheduleYield
+                                                  : cudaDeviceScheduleBlockingSync;
+      cuda_check(cudaSetDeviceFlags(f), "cudaSetDeviceFlags");
+    }
     cuda_check(load_bench_kernels(), "loading the benchmark kernels");
     cuda_check(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "cudaStreamCreate");
     // OSU placement: first letter rank 0, second letter rank 1.
@@ -75,8 +85,17 @@ GpuCtx &gpu_ctx(const Options &o) {
     if (c->rank == 0) {
       cudaDeviceProp p{};
       cudaGetDeviceProperties(&p, c->device);
-      std::printf("# GPU: %s (rank 0 on device %d of %d); kernel before each send: %s\n", p.name,
-                  c->device, ndev, c->write_kernel ? "writes the message" : "empty");
+      unsigned flags = 0;
+      cuda_check(cudaGetDeviceFlags(&flags), "cudaGetDeviceFlags");
+      const unsigned sched = flags & cudaDeviceScheduleMask;
+      std::printf(
+          "# GPU: %s (rank 0 on device %d of %d); kernel before each send: %s; "
+          "host wait: %s\n",
+          p.name, c->device, ndev, c->write_kernel ? "writes the message" : "empty",
+          sched == cudaDeviceScheduleSpin           ? "spin"
+          : sched == cudaDeviceScheduleYield        ? "yield"
+          : sched == cudaDeviceScheduleBlockingSync ? "block"
+                                                    : "auto");
       std::fflush(stdout);
     }
     return c;
