@@ -154,10 +154,8 @@ class GpuExecStream final : public ExecStream {
     for (std::size_t i = 0; i < n; ++i) {
       d[i].kind = ops[i].kind == StreamMemOp::write ? GpuMemOp::write : GpuMemOp::wait;
       d[i].value = ops[i].value;
-      if (ops[i].device_word)
-        d[i].dev_word = reinterpret_cast<uint64_t>(ops[i].word);
-      else
-        MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
+      if (ops[i].device_word) d[i].dev_word = reinterpret_cast<uint64_t>(ops[i].word);
+      else MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
     }
     if (m == TriggerMode::memop) {
       // Memory operations carry the stream's own context: no device switch needed, except on a
