@@ -77,9 +77,10 @@ struct mpix_host_stream_s {
     pushed.store(++enqueued, std::memory_order_relaxed);
   }
 
-  // Without mu: spins up to MPIX_SPIN_US until an item is pushed after @p seen.
+  // Without mu: spins up to MPIX_HOST_STREAM_SPIN_US until an item is pushed after @p seen.
   void spin_for_work(uint64_t seen) {
-    static const auto spin = std::chrono::microseconds(mpix::setting_long(mpix::Setting::spin_us));
+    static const auto spin =
+        std::chrono::microseconds(mpix::setting_long(mpix::Setting::host_stream_spin_us));
     if (spin.count() <= 0) return;
     const auto until = std::chrono::steady_clock::now() + spin;
     for (unsigned i = 1; pushed.load(std::memory_order_relaxed) == seen; ++i) {
