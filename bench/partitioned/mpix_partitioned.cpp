@@ -13,7 +13,8 @@
 // Reported: one-way time = round trip / 2, from the start of the producing kernel to the whole
 // message having arrived on the other side (and, for partitioned, the mean cost of a device
 // MPIX_Pready). Buffers are pinned host memory the kernels write directly (mpix posts
-// partitions to MPI from the host; this Open MPI is not CUDA-aware).
+// partitions to MPI from the host; this Open MPI is not CUDA-aware), or with --buffers device
+// cudaMalloc memory: mpix stages it, and mpi-sync copies through pinned buffers by hand.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
@@ -51,6 +52,7 @@ struct Options {
   std::vector<std::string> modes;
   double compute_us = 0;
   int iters = 200, warmup = 10;
+  bool device_buffers = false;  // --buffers device: cudaMalloc buffers (mpix stages them)
   std::string json, label;
 };
 
@@ -81,11 +83,16 @@ Options parse(int argc, char **argv) {
     else if (a == "--warmup") o.warmup = std::atoi(next().c_str());
     else if (a == "--json") o.json = next();
     else if (a == "--label") o.label = next();
-    else {
+    else if (a == "--buffers") {
+      const std::string b = next();
+      if (b != "host" && b != "device") die("--buffers", "host or device");
+      o.device_buffers = b == "device";
+    } else {
       std::fprintf(stderr,
                    "usage: mpix_partitioned [--sizes MIN:MAX bytes, powers of 2] [--parts "
                    "1,2,...] [--modes partitioned,enqueue,mpi-sync] [--compute-us T] "
-                   "[--iters N] [--warmup N] [--json FILE] [--label TEXT]\n");
+                   "[--iters N] [--warmup N] [--buffers host|device] [--json FILE] "
+                   "[--label TEXT]\n");
       std::exit(2);
     }
   }
@@ -100,6 +107,8 @@ Options parse(int argc, char **argv) {
 
 struct Ctx {
   int rank = 0, peer = 1;
+  // With device buffers: pinned copies mpi-sync stages through, by hand, as codes do today.
+  void *hs = nullptr, *hr = nullptr;
   cudaStream_t cs = nullptr;
   MPIX_Stream stream = MPIX_STREAM_NULL;
   MPI_Comm comm = MPI_COMM_NULL;         // stream communicator on cs
@@ -210,22 +219,30 @@ double run_mpi_sync(Ctx &c, const Options &o, std::size_t bytes, int parts, int 
       MPI_Barrier(c.comm);
       t0 = MPI_Wtime();
     }
+    void *ms = c.hs ? c.hs : sbuf, *mr = c.hr ? c.hr : rbuf;  // what MPI reads and writes
+    auto send = [&] {
+      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
+              "compute");
+      if (c.hs) cuda_ok(cudaMemcpyAsync(ms, sbuf, bytes, cudaMemcpyDeviceToHost, c.cs), "copy out");
+      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
+      MPI_Send(ms, n, MPI_BYTE, c.peer, 2, c.comm);
+    };
+    auto copy_in = [&] {
+      if (c.hr) cuda_ok(cudaMemcpyAsync(rbuf, mr, bytes, cudaMemcpyHostToDevice, c.cs), "copy in");
+    };
     if (c.rank == 0) {
       MPI_Request rq;
-      MPI_Irecv(rbuf, n, MPI_BYTE, c.peer, 2, c.comm, &rq);
-      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
-              "compute");
-      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
-      MPI_Send(sbuf, n, MPI_BYTE, c.peer, 2, c.comm);
+      MPI_Irecv(mr, n, MPI_BYTE, c.peer, 2, c.comm, &rq);
+      send();
       MPI_Wait(&rq, MPI_STATUS_IGNORE);
+      copy_in();
     } else {
-      MPI_Recv(rbuf, n, MPI_BYTE, c.peer, 2, c.comm, MPI_STATUS_IGNORE);
-      cuda_ok(pbench::compute(sbuf, bytes / parts, parts, cns, it, nullptr, nullptr, c.cs),
-              "compute");
-      cuda_ok(cudaStreamSynchronize(c.cs), "sync");
-      MPI_Send(sbuf, n, MPI_BYTE, c.peer, 2, c.comm);
+      MPI_Recv(mr, n, MPI_BYTE, c.peer, 2, c.comm, MPI_STATUS_IGNORE);
+      copy_in();
+      send();
     }
   }
+  cuda_ok(cudaStreamSynchronize(c.cs), "sync");
   return (MPI_Wtime() - t0) / iters / 2 * 1e6;
 }
 
@@ -265,15 +282,27 @@ int main(int argc, char **argv) {
           "cudaMalloc");
   const std::size_t maxb = o.sizes.back();
   void *sbuf = nullptr, *rbuf = nullptr;
-  cuda_ok(cudaHostAlloc(&sbuf, maxb, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
-  cuda_ok(cudaHostAlloc(&rbuf, maxb, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
+  auto pinned = [&](void **p) {
+    cuda_ok(cudaHostAlloc(p, maxb, cudaHostAllocMapped | cudaHostAllocPortable), "cudaHostAlloc");
+  };
+  if (o.device_buffers) {
+    cuda_ok(cudaMalloc(&sbuf, maxb), "cudaMalloc");
+    cuda_ok(cudaMalloc(&rbuf, maxb), "cudaMalloc");
+    pinned(&c.hs);
+    pinned(&c.hr);
+  } else {
+    pinned(&sbuf);
+    pinned(&rbuf);
+  }
+  std::vector<char> seen(maxb);  // the receive buffer as the host reads it
 
   std::vector<Result> results;
   if (c.rank == 0)
     std::printf(
-        "# mpix_partitioned%s%s: compute %.0f us (staggered over the partitions)\n"
+        "# mpix_partitioned%s%s: compute %.0f us (staggered over the partitions), %s buffers\n"
         "# %-12s %6s %10s %12s %10s\n",
-        o.label.empty() ? "" : " ", o.label.c_str(), o.compute_us, "mode", "parts", "bytes",
+        o.label.empty() ? "" : " ", o.label.c_str(), o.compute_us,
+        o.device_buffers ? "device (cudaMalloc)" : "pinned host", "mode", "parts", "bytes",
         "one-way(us)", "Pready(ns)");
   for (std::size_t bytes : o.sizes) {
     const int iters = iters_for(o, bytes);
@@ -281,13 +310,15 @@ int main(int argc, char **argv) {
       for (int parts : o.parts) {
         if (bytes % (static_cast<std::size_t>(parts) * 16)) continue;
         double us = 0, pns = 0;
-        std::memset(rbuf, 0xff, bytes);
+        cuda_ok(cudaMemset(rbuf, 0xff, bytes), "cudaMemset");
+        cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         if (mode == "partitioned")
           us = run_partitioned(c, o, bytes, parts, iters, &pns, sbuf, rbuf);
         else if (mode == "enqueue") us = run_enqueue(c, o, bytes, parts, iters, sbuf, rbuf);
         else if (mode == "mpi-sync") us = run_mpi_sync(c, o, bytes, parts, iters, sbuf, rbuf);
         else die(mode.c_str(), "unknown mode");
-        int ok = check_last(rbuf, bytes, parts, iters - 1), all = 0;
+        cuda_ok(cudaMemcpy(seen.data(), rbuf, bytes, cudaMemcpyDefault), "cudaMemcpy");
+        int ok = check_last(seen.data(), bytes, parts, iters - 1), all = 0;
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         if (!all) die(mode.c_str(), "received data is wrong");
         if (c.rank == 0) {
@@ -308,8 +339,10 @@ int main(int argc, char **argv) {
     cudaGetDeviceProperties(&prop, 0);
     std::fprintf(f,
                  "{\"benchmark\": \"mpix_partitioned\", \"label\": \"%s\", \"date\": \"%s\", "
-                 "\"device\": \"%s\", \"compute_us\": %.1f, \"results\": [\n",
-                 o.label.c_str(), date, prop.name, o.compute_us);
+                 "\"device\": \"%s\", \"buffers\": \"%s\", \"compute_us\": %.1f, "
+                 "\"results\": [\n",
+                 o.label.c_str(), date, prop.name, o.device_buffers ? "device" : "host",
+                 o.compute_us);
     for (std::size_t i = 0; i < results.size(); ++i) {
       const Result &r = results[i];
       std::fprintf(f,
@@ -321,8 +354,15 @@ int main(int argc, char **argv) {
     std::fprintf(f, "]}\n");
     std::fclose(f);
   }
-  cudaFreeHost(sbuf);
-  cudaFreeHost(rbuf);
+  if (o.device_buffers) {
+    cudaFree(sbuf);
+    cudaFree(rbuf);
+    cudaFreeHost(c.hs);
+    cudaFreeHost(c.hr);
+  } else {
+    cudaFreeHost(sbuf);
+    cudaFreeHost(rbuf);
+  }
   cudaFree(c.pready);
   MPI_Comm_free(&c.comm);
   MPIX_Stream_free(&c.stream);
