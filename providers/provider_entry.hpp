@@ -1,4 +1,4 @@
-// How a provider registers (issue 11 item 4): each provider folder defines one ProviderEntry,
+// How a provider registers: each provider folder defines one ProviderEntry,
 // and CMake lists the entries of the folders it builds, in the order MPIX_PROVIDER=auto tries
 // them, in the generated provider_table.inc (one MPIX_PROVIDER_ENTRY(name) line each; the
 // entry's variable is k_<name>_provider). Adding a provider is its folder plus one line in

@@ -24,8 +24,8 @@ int ofi_error_class(int fi_errno) {
 
 Status ofi_status(long rc, const char *expr, const char *file, int line) {
   int err = static_cast<int>(rc < 0 ? -rc : rc);
-  return make_status(ofi_error_class(err), "%s failed: %s (%d) at %s:%d", expr, fi_strerror(err),
-                     -err, source_file(file), line);
+  return make_status(ofi_error_class(err), "%s failed at %s:%d: %s (%d)", expr, source_file(file),
+                     line, fi_strerror(err), -err);
 }
 
 }  // namespace mpix

@@ -3,6 +3,7 @@
 #include "providers/ofi/ofi_select.hpp"
 
 #include <cstring>
+#include <typeinfo>
 #include <vector>
 
 #include "base/log.hpp"
@@ -148,8 +149,8 @@ OfiTestInfo ofi_test_info() {
   OfiTestInfo info;
   Provider *p = nullptr;
   if (!provider_get(&p).is_ok()) return info;
-  // Names are unique in the provider table, and only make_ofi_provider makes one named ofi.
-  if (std::strcmp(p->name(), "ofi") != 0) return info;
+  // The active provider is this folder's own (its exact type: OfiProvider is final).
+  if (typeid(*p) != typeid(OfiProvider)) return info;
   const auto *o = static_cast<const OfiProvider *>(p);
   info.active = true;
   info.native = o->caps().native_triggers;

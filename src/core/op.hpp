@@ -1,4 +1,5 @@
-// A deferred communication op and its life cycle. core/op.cpp is the only writer of Op::state.
+// A deferred communication op and its life cycle. core/op.cpp's op_advance is the only writer of
+// Op::state while an op lives; op_reuse (below) makes a RETIRED op from the pool ARMED again.
 //
 //   ARMED ─► STAGING_OUT ─► TRIGGERED ─► POSTED ─► STAGING_IN ─► COMPLETE ─► RETIRED
 //
@@ -6,7 +7,8 @@
 // agent copies its staged buffer out of device memory. TRIGGERED: the stream reached it (and its
 // data is in place); the provider is asked to post it. POSTED: the network has it. STAGING_IN:
 // the message arrived; the agent copies it into device memory. COMPLETE: status final,
-// completion word written, request completed. RETIRED: the last reference is gone; deleted.
+// completion word written, request completed. RETIRED: the last reference is gone; the op goes
+// back to the Runtime's op pool (core/op_pool.hpp) or is deleted.
 // Shortcuts: ARMED > TRIGGERED and POSTED > COMPLETE (nothing to copy); every state before
 // COMPLETE > COMPLETE (the op failed: op_failed / op_fail); ARMED > RETIRED (an op that never
 // reached the agent). Providers with native triggers (ofi + FI_TRIGGER) hand the op to the
@@ -76,7 +78,7 @@ enum OpFlag : unsigned {
 
 struct Op {
   OpKind kind = OpKind::send;
-  std::atomic<OpState> state{OpState::armed};  // written by op_advance only
+  std::atomic<OpState> state{OpState::armed};  // op_advance only (op_reuse: a pool op)
   std::atomic<unsigned> flags{0};
   std::atomic<int> refs{1};  // the agent's; +1 while a user-visible MPI_Request exists
   const char *call = "";     // the C call that made it, for error messages

@@ -1,4 +1,4 @@
-// Retired ops kept for reuse (issue 14): an enqueue takes one with its completion word and its
+// Retired ops kept for reuse: an enqueue takes one with its completion word and its
 // live-op registry entry already in place, instead of a heap allocation, a signal-pool lock and
 // a registry lock; the last reference gives it back from whichever thread drops it (the agent,
 // as a rule) without a lock. The Runtime owns the pool (core/runtime.hpp).

@@ -1,10 +1,10 @@
-// The Runtime: one object that owns the engine's state (issue 11 item 5). runtime_init makes it
+// The Runtime: one object that owns the engine's state. runtime_init makes it
 // once MPI is usable; an attribute on MPI_COMM_SELF owns it, and its delete callback (MPI runs
 // those first thing in MPI_Finalize) destroys it: that destruction is mpix's shutdown.
 //
 // Construction order, destroyed in reverse (~Runtime says what happens first):
 //   MPI calls (core/mpi_calls.hpp) > providers (p2p and collective, chosen on first use) >
-//   stream registry > request table > op registry > op pool > staging pool > agent (started on
+//   stream registry > request table > op registry > staging pool > op pool > agent (started on
 //   first use) > parts of the layers above the engine (queues, partitioned requests, progress
 //   threads, ...), in the order
 //   they were first used.

@@ -1,4 +1,4 @@
-// How a stream backend registers (issue 11 item 4): each backend folder defines one
+// How a stream backend registers: each backend folder defines one
 // BackendEntry (k_<name>_backend), and CMake lists those it builds in the generated
 // backend_table.inc (one MPIX_BACKEND_ENTRY(name) line each). gpu/registry.cpp names none.
 #pragma once

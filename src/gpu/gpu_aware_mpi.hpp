@@ -1,5 +1,5 @@
 // Whether device buffers go to the MPI library as they are (a CUDA-aware MPI reads and writes
-// device memory itself) or through mpix's pinned bounce buffers (staged). Issue 12 item 4.
+// device memory itself) or through mpix's pinned bounce buffers (staged).
 //
 // The decision is a pure function of the setting MPIX_CUDA_AWARE, what the MPI library says
 // when asked at run time, and the stream backend, so that it is unit-tested without a GPU or a

@@ -487,3 +487,20 @@ TEST_CASE("point-to-point on a stream intercommunicator: ranks name the remote g
   MPI_Comm_free(&inter);
   MPI_Comm_free(&local);
 }
+
+TEST_CASE("ofi_test_info answers for provider ofi only, and says how it triggers", "[ofi]") {
+  HostStreamComm s;
+  auto env_is = [](const char *name, const char *value) {
+    const char *v = std::getenv(name);
+    return v && std::strcmp(v, value) == 0;
+  };
+  const mpix::OfiTestInfo info = mpix::ofi_test_info();
+  if (env_is("MPIX_PROVIDER", "mpi")) {
+    CHECK_FALSE(info.active);
+    return;
+  }
+  REQUIRE(env_is("MPIX_PROVIDER", "ofi"));
+  CHECK(info.active);
+  if (env_is("MPIX_OFI_NATIVE_TRIGGER", "1")) CHECK(info.native);
+  if (env_is("MPIX_OFI_NATIVE_TRIGGER", "0")) CHECK_FALSE(info.native);
+}

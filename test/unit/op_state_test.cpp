@@ -1,5 +1,9 @@
 // The op state machine (core/op.hpp): names in life-cycle order, the transition table that
 // op_advance checks, and op kinds.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <set>
 #include <string>
 #include <utility>
@@ -9,6 +13,32 @@
 
 using mpix::OpKind;
 using mpix::OpState;
+
+namespace {
+
+// Runs @p call with stderr (where mpix logs) sent to a file; returns what was written.
+template <class F>
+std::string stderr_of(F call) {
+  char path[] = "/tmp/mpix_op_state_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  std::fflush(stderr);
+  const int saved = dup(2);
+  dup2(fd, 2);
+  call();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string text;
+  char buf[512];
+  lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(fd);
+  unlink(path);
+  return text;
+}
+
+}  // namespace
 
 TEST_CASE("every op state has its own name, in life-cycle order", "[op]") {
   const OpState order[] = {OpState::armed,  OpState::staging_out, OpState::triggered,
@@ -84,4 +114,27 @@ TEST_CASE("op_advance refuses illegal transitions and keeps the state", "[op]") 
     CHECK_FALSE(mpix::op_advance(op, t.second));
     CHECK(op.state.load() == t.first);
   }
+}
+
+TEST_CASE("an illegal transition is an internal error with a log line; a legal one logs none",
+          "[op]") {
+  mpix::Op op;
+  op.kind = OpKind::recv;
+  op.peer = 3;
+  op.tag = 17;
+  op.seq = 42;
+  op.state.store(OpState::triggered);
+  bool ok = true;
+  const std::string bad = stderr_of([&] { ok = mpix::op_advance(op, OpState::armed); });
+  INFO(bad);
+  CHECK_FALSE(ok);
+  CHECK(op.state.load() == OpState::triggered);
+  CHECK(bad.find("internal error") != std::string::npos);
+  CHECK(bad.find("op #42 (recv, peer 3, tag 17) may not go from TRIGGERED to ARMED") !=
+        std::string::npos);
+  // Exactly one line.
+  CHECK(bad.find('\n') == bad.size() - 1);
+  const std::string good = stderr_of([&] { ok = mpix::op_advance(op, OpState::posted); });
+  CHECK(ok);
+  CHECK(good.find("internal error") == std::string::npos);
 }

@@ -3,7 +3,7 @@
 // pool, and loads mpix's kernels into each device's context before the first stream of that
 // device is used (DESIGN.md §7: lazy module loading can deadlock behind a closed stream wait).
 //
-// The rule for mpix's own GPU work (issue 13): it never runs on, or waits behind, the legacy
+// The rule for mpix's own GPU work: it never runs on, or waits behind, the legacy
 // default stream, and nothing that completes an op needs a runtime call that can wait for a
 // user's stream. So:
 //  * every stream mpix makes is non-blocking (stream_create_private), and they are all made at
