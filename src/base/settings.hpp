@@ -61,7 +61,9 @@ class SettingTable {
 // Adds a folder's table (called once per table, at load time, before settings are checked: by
 // the folder's <folder>_settings.cpp, or for the providers' by providers/registry.cpp).
 void settings_register(const SettingTable &t);
-// Every table: base's first, then the registered ones in registration order.
+// Every table: base's first, then the registered ones in registration order. A program linked
+// against the static mpix_internal has only the tables of the objects it pulled in (mpix_info
+// links every object, as libmpix has them).
 std::vector<const SettingTable *> setting_tables();
 // Every value in effect of every table checked, once; the error of the first bad one (all are
 // logged).
