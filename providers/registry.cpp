@@ -1,13 +1,14 @@
 // Picks the provider (MPIX_PROVIDER) from the table of those built
 // (provider_entry.hpp; the generated provider_table.inc lists them in the order auto tries),
-// and registers every provider folder's settings table (provider_settings.inc).
+// and registers the providers' settings table (providers_settings.def) and every provider
+// folder's (provider_settings.inc).
 #include <cstring>
 #include <string>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "core/provider.hpp"
 #include "providers/provider_entry.hpp"
+#include "providers/providers_settings.hpp"
 
 namespace mpix {
 
@@ -20,9 +21,10 @@ namespace mpix {
 
 namespace {
 
-// Each provider folder's settings table, registered beside the engine's when libmpix loads
-// (before any setting is checked), so that settings_check and mpix_info see them.
+// The providers' settings table, then each provider folder's, registered beside base's when
+// libmpix loads (before any setting is checked), so that settings_check and mpix_info see them.
 [[maybe_unused]] const bool g_settings_registered = [] {
+  settings_register(providers_settings());
 #define MPIX_PROVIDER_SETTINGS(n) settings_register(n##_settings());
 #include "provider_settings.inc"
 #undef MPIX_PROVIDER_SETTINGS
@@ -38,7 +40,7 @@ const ProviderEntry *const kProviders[] = {
 }  // namespace
 
 Status provider_choose(std::unique_ptr<Provider> *out, std::string *reason) {
-  const char *want = setting_str(Setting::provider);
+  const char *want = setting_str(ProvidersSetting::provider);
   const bool any = std::strcmp(want, "auto") == 0;
   std::string tried;
   for (const ProviderEntry *e : kProviders) {

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "providers/providers_settings.hpp"
 
 namespace mpix {
 namespace {
@@ -42,7 +42,7 @@ bool MpiProvider::may_deliver_device(const Op &op) {
 
 Status MpiProvider::fire(Op &op) {
   if (ChunkEngine::takes(op)) return chunks_.fire(op);
-  if (timeout_s_ < 0) timeout_s_ = setting_long(Setting::timeout);
+  if (timeout_s_ < 0) timeout_s_ = setting_long(ProvidersSetting::timeout);
   const Clock::time_point now = timeout_s_ > 0 ? Clock::now() : Clock::time_point{};
   if (op.kind == OpKind::send) {
     const bool small = is_small_send(op);

@@ -11,6 +11,7 @@
 #include "providers/ofi/ofi_provider.hpp"
 #include "providers/ofi/ofi_settings.hpp"
 #include "providers/ofi/self_test.hpp"
+#include "providers/providers_settings.hpp"
 
 namespace mpix {
 namespace {
@@ -122,7 +123,7 @@ Status make_ofi_provider(std::unique_ptr<Provider> *out, std::string *why) {
   for (const auto &prov : candidates) {
     std::unique_ptr<Fabric> fabric;
     OfiOptions opt;
-    opt.timeout_s = setting_long(Setting::timeout);
+    opt.timeout_s = setting_long(ProvidersSetting::timeout);
     Status st = try_provider(prov, wish, &fabric, &opt);
     if (!st.is_ok()) {
       MPIX_LOG(info, "ofi", "libfabric provider %s: %s", prov.c_str(), st.what().c_str());

@@ -4,11 +4,11 @@
 #include <mutex>
 #include <string>
 
+#include "api/api_settings.hpp"
 #include "api/checks.hpp"
 #include "api/errors.hpp"
 #include "api/info_hex.hpp"
 #include "api/stream_handle.hpp"
-#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/enqueue.hpp"
 #include "core/runtime.hpp"
@@ -34,7 +34,7 @@ bool info_get(MPI_Info info, const char *key, std::string *out) {
 Status parse_trigger(MPI_Info info, TriggerMode *mode, bool *explicit_mode) {
   std::string v;
   *explicit_mode = true;
-  if (!info_get(info, "mpix_trigger", &v)) v = setting_str(Setting::trigger);
+  if (!info_get(info, "mpix_trigger", &v)) v = setting_str(ApiSetting::trigger);
   if (v == "auto") {
     *explicit_mode = false;
     *mode = TriggerMode::memop;
@@ -49,7 +49,7 @@ Status parse_trigger(MPI_Info info, TriggerMode *mode, bool *explicit_mode) {
 
 Status parse_defer_triggers(MPI_Info info, bool *on) {
   std::string v;
-  if (!info_get(info, "mpix_defer_trigger", &v)) v = setting_str(Setting::defer_trigger);
+  if (!info_get(info, "mpix_defer_trigger", &v)) v = setting_str(ApiSetting::defer_trigger);
   if (v == "1" || v == "true" || v == "on") *on = true;
   else if (v == "0" || v == "false" || v == "off") *on = false;
   else return make_status(MPI_ERR_ARG, "mpix_defer_trigger \"%s\" is not true or false", v.c_str());

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "base/settings.hpp"
+#include "base/base_settings.hpp"
 
 namespace mpix {
 namespace {
@@ -17,10 +17,10 @@ struct Config {
   int level = 1;
   std::string subsys;  // ",a,b," or empty for all
   Config() {
-    const char *lv = setting_str(Setting::log_level);
+    const char *lv = setting_str(BaseSetting::log_level);
     for (int i = 0; i < 5; ++i)
       if (std::strcmp(lv, kLevelNames[i]) == 0) level = i;
-    std::string s = setting_str(Setting::log_subsys);
+    std::string s = setting_str(BaseSetting::log_subsys);
     if (s != "all") subsys = "," + s + ",";
   }
 };

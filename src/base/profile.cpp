@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "base/settings.hpp"
+#include "base/base_settings.hpp"
 
 namespace mpix {
 namespace {
@@ -22,7 +22,7 @@ std::vector<uint32_t> &samples(ProfileStage s) {
 }  // namespace
 
 bool profile_enabled() {
-  static const bool on = setting_long(Setting::profile) != 0;
+  static const bool on = setting_long(BaseSetting::profile) != 0;
   return on;
 }
 

@@ -1,5 +1,5 @@
 // What the rows of a settings table (MPIX_SETTING lines of a .def file) expand to. Include it
-// only where a table is defined (base/settings.cpp; providers/<name>/<name>_settings.cpp).
+// only where a table is defined (<folder>_settings.cpp).
 // What a row takes (checked at initialisation; a bad value is an error naming the variable):
 // MPIX_INT(lo, hi) a decimal integer in lo..hi; MPIX_ONE_OF("a|b") one of the words;
 // MPIX_LIST_OF("all", "a,b") the first word or a comma-separated list of the others;

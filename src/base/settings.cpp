@@ -6,19 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/base_settings.hpp"
 #include "base/log.hpp"
-#include "base/setting_rows.hpp"
 
 namespace mpix {
 namespace {
-
-const SettingInfo kEngineRows[] = {
-#define MPIX_SETTING MPIX_SETTING_INFO
-#include "base/settings_table.def"
-#undef MPIX_SETTING
-};
-static_assert(sizeof kEngineRows / sizeof kEngineRows[0] == setting_count(),
-              "every Setting has one table row");
 
 struct Registered {
   std::mutex mu;
@@ -63,11 +55,6 @@ bool parse_decimal(const char *v, long *out, bool *overflow) {
 
 }  // namespace
 
-const SettingTable &engine_settings() {
-  static const SettingTable *t = new SettingTable("engine", kEngineRows, setting_count());
-  return *t;
-}
-
 void settings_register(const SettingTable &t) {
   Registered &r = registered();
   std::lock_guard<std::mutex> lk(r.mu);
@@ -75,7 +62,7 @@ void settings_register(const SettingTable &t) {
 }
 
 std::vector<const SettingTable *> setting_tables() {
-  std::vector<const SettingTable *> all{&engine_settings()};
+  std::vector<const SettingTable *> all{&base_settings()};
   Registered &r = registered();
   std::lock_guard<std::mutex> lk(r.mu);
   all.insert(all.end(), r.tables.begin(), r.tables.end());

@@ -1,7 +1,8 @@
 // The settings registry: every MPIX_* variable with its default, what it takes and help text,
-// in tables of MPIX_SETTING rows (base/setting_rows.hpp): the engine's here
-// (settings_table.def), each provider's in its folder (providers/<name>/<name>_settings.def),
-// registered with this one. Values are read from the environment once, on first use, and
+// in tables of MPIX_SETTING rows (base/setting_rows.hpp), one per folder that reads them:
+// base's (base/base_settings.def), and each other folder's in that folder
+// (<folder>_settings.def, e.g. gpu/gpu_settings.def, providers/<name>/<name>_settings.def),
+// registered with base's. Values are read from the environment once, on first use, and
 // checked strictly: a bad value is an error at mpix's initialisation (runtime_init), never read
 // as the default.
 #pragma once
@@ -32,7 +33,7 @@ struct SettingInfo {
 // One folder's table: its rows, in order, and their values in effect.
 class SettingTable {
  public:
-  // @p owner names the folder ("engine", "ofi", ...); @p rows outlive the table.
+  // @p owner names the folder ("base", "gpu", "ofi", ...); @p rows outlive the table.
   SettingTable(const char *owner, const SettingInfo *rows, std::size_t n)
       : owner_(owner), rows_(rows), n_(n) {}
   const char *owner() const { return owner_; }
@@ -57,33 +58,15 @@ class SettingTable {
   mutable std::unique_ptr<const char *[]> values_;  // read from the environment on first use
 };
 
-// Adds a folder's table (called once per table, before settings are checked: a provider
-// folder's is registered by providers/registry.cpp at load time).
+// Adds a folder's table (called once per table, at load time, before settings are checked: by
+// the folder's <folder>_settings.cpp, or for the providers' by providers/registry.cpp).
 void settings_register(const SettingTable &t);
-// Every table: the engine's first, then the registered ones in registration order.
+// Every table: base's first, then the registered ones in registration order. A program linked
+// against the static mpix_internal has only the tables of the objects it pulled in (mpix_info
+// links every object, as libmpix has them).
 std::vector<const SettingTable *> setting_tables();
 // Every value in effect of every table checked, once; the error of the first bad one (all are
 // logged).
 const Status &settings_check();
-
-// The engine's settings (settings_table.def).
-enum class Setting {
-#define MPIX_SETTING(id, name, def, takes, help) id,
-#include "base/settings_table.def"
-#undef MPIX_SETTING
-  count_
-};
-const SettingTable &engine_settings();
-constexpr std::size_t setting_count() { return static_cast<std::size_t>(Setting::count_); }
-inline std::size_t setting_index(Setting s) { return static_cast<std::size_t>(s); }
-inline const SettingInfo &setting_info(Setting s) {
-  return engine_settings().info(setting_index(s));
-}
-inline const char *setting_str(Setting s) { return engine_settings().str(setting_index(s)); }
-inline long setting_long(Setting s) { return engine_settings().value(setting_index(s)); }
-inline Status setting_parse(Setting s, const char *value, long *n) {
-  return engine_settings().parse(setting_index(s), value, n);
-}
-inline std::string setting_takes(Setting s) { return engine_settings().takes(setting_index(s)); }
 
 }  // namespace mpix

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "base/settings.hpp"
+#include "base/base_settings.hpp"
 #include "base/spin_lock.hpp"  // cpu_relax
 
 namespace mpix {
@@ -33,11 +33,11 @@ Notifier &notifier() {
 }
 
 Backoff::Backoff()
-    : spin_(setting_long(Setting::spin_us)),
-      yield_(setting_long(Setting::yield_us)),
+    : spin_(setting_long(BaseSetting::spin_us)),
+      yield_(setting_long(BaseSetting::yield_us)),
       busy_yield_(
-          std::max(yield_, std::chrono::microseconds(setting_long(Setting::busy_yield_us)))),
-      sleep_max_(setting_long(Setting::sleep_us)),
+          std::max(yield_, std::chrono::microseconds(setting_long(BaseSetting::busy_yield_us)))),
+      sleep_max_(setting_long(BaseSetting::sleep_us)),
       sleep_(1) {
   reset();
 }

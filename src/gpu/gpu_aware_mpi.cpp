@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
+#include "gpu/gpu_settings.hpp"
 
 namespace mpix {
 
@@ -87,7 +87,7 @@ const AwareChoice &aware_choice(StreamKind kind) {
   }
   std::call_once(once, [] {
     AwareSetting s = AwareSetting::automatic;
-    const char *v = setting_str(Setting::cuda_aware);
+    const char *v = setting_str(GpuSetting::cuda_aware);
     if (!parse_aware_setting(v, &s))
       MPIX_LOG(warn, "cuda", "MPIX_CUDA_AWARE=\"%s\" is not auto, on or off: using auto", v);
     std::string how;

@@ -3,18 +3,19 @@
 #include <cstring>
 #include <string>
 
+#include "api/api_settings.hpp"
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/host/host_backend.hpp"
+#include "queue/queue_settings.hpp"
 
 namespace mpix {
 namespace {
 
 Status trigger_setting(TriggerMode *mode) {
-  const char *v = setting_str(Setting::trigger);
+  const char *v = setting_str(ApiSetting::trigger);
   if (!std::strcmp(v, "auto") || !std::strcmp(v, "memop")) *mode = TriggerMode::memop;
   else if (!std::strcmp(v, "hostfn")) *mode = TriggerMode::hostfn;
   else if (!std::strcmp(v, "kernel")) *mode = TriggerMode::kernel;
@@ -25,7 +26,7 @@ Status trigger_setting(TriggerMode *mode) {
 
 // MPIX_QUEUE_STREAM: false with @p kind untouched for "auto".
 Status kind_setting(bool *forced, StreamKind *kind) {
-  const char *v = setting_str(Setting::queue_stream);
+  const char *v = setting_str(QueueSetting::queue_stream);
   *forced = true;
   if (!std::strcmp(v, "auto")) *forced = false;
   else if (!std::strcmp(v, "mpix_host_stream")) *kind = StreamKind::host;

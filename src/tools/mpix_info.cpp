@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     std::printf("  CUDA device buffers to MPI: %s\n", aware_choice(StreamKind::cuda).why.c_str());
   }
   std::printf("settings (environment variables):\n");
-  // The engine's table, then each provider folder's (registered by providers/registry.cpp).
+  // Base's table, then every other folder's (each registered when libmpix loads).
   for (const SettingTable *t : setting_tables())
     for (std::size_t i = 0; i < t->size(); ++i) {
       const SettingInfo &info = t->info(i);

@@ -1,9 +1,10 @@
-// The settings registry: one row per MPIX_* variable, in the engine's table and each provider
-// folder's, values from the environment (CTest sets MPIX_SLEEP_US, MPIX_TIMEOUT and
+// The settings registry: one row per MPIX_* variable, in base's table and each other folder's,
+// values from the environment (CTest sets MPIX_SLEEP_US, MPIX_TIMEOUT and
 // MPIX_YIELD_US for this program, see CMakeLists.txt) or the default, every value checked
 // strictly against what its row says it takes.
 #include "base/settings.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -11,13 +12,23 @@
 #include <string>
 #include <vector>
 
+#include "api/api_settings.hpp"
+#include "base/base_settings.hpp"
 #include "catch.hpp"
 #include "core/provider.hpp"
+#include "core/staging/staging_settings.hpp"
+#include "gpu/gpu_settings.hpp"
 #include "providers/mpi/mpi_settings.hpp"
 #include "providers/ofi/ofi_settings.hpp"
+#include "providers/providers_settings.hpp"
+#include "queue/queue_settings.hpp"
 
-using mpix::Setting;
+using mpix::ApiSetting;
+using mpix::BaseSetting;
+using mpix::ProvidersSetting;
+using mpix::QueueSetting;
 using mpix::SettingKind;
+using mpix::StagingSetting;
 
 namespace {
 
@@ -27,14 +38,24 @@ struct Row {
   std::size_t i;
   const mpix::SettingInfo &info() const { return t->info(i); }
 };
-Row row(Setting s) { return {&mpix::engine_settings(), static_cast<std::size_t>(s)}; }
+Row row(BaseSetting s) { return {&mpix::base_settings(), static_cast<std::size_t>(s)}; }
+Row row(StagingSetting s) { return {&mpix::staging_settings(), static_cast<std::size_t>(s)}; }
+Row row(ApiSetting s) { return {&mpix::api_settings(), static_cast<std::size_t>(s)}; }
+Row row(ProvidersSetting s) { return {&mpix::providers_settings(), static_cast<std::size_t>(s)}; }
+Row row(QueueSetting s) { return {&mpix::queue_settings(), static_cast<std::size_t>(s)}; }
 Row row(mpix::OfiSetting s) { return {&mpix::ofi_settings(), static_cast<std::size_t>(s)}; }
 
-// Every row of the engine's table and of each provider folder's.
+// Every folder's table: base's, then the others (each registered when libmpix loads).
+std::vector<const mpix::SettingTable *> all_tables() {
+  return {&mpix::base_settings(), &mpix::gpu_settings(),       &mpix::staging_settings(),
+          &mpix::api_settings(),  &mpix::providers_settings(), &mpix::ofi_settings(),
+          &mpix::mpi_settings(),  &mpix::queue_settings()};
+}
+
+// Every row of every folder's table.
 std::vector<Row> all_rows() {
   std::vector<Row> rows;
-  for (const mpix::SettingTable *t :
-       {&mpix::engine_settings(), &mpix::ofi_settings(), &mpix::mpi_settings()})
+  for (const mpix::SettingTable *t : all_tables())
     for (std::size_t i = 0; i < t->size(); ++i) rows.push_back({t, i});
   return rows;
 }
@@ -69,7 +90,7 @@ bool accepts(E s, const std::string &value, long *n = nullptr) {
 
 TEST_CASE("every setting has a unique MPIX_ name, a default it accepts and help text",
           "[settings]") {
-  REQUIRE(mpix::setting_count() >= 10);
+  REQUIRE(all_rows().size() >= 28);
   std::set<std::string> names;
   for (const Row &r : all_rows()) {
     const auto &s = r.info();
@@ -83,8 +104,8 @@ TEST_CASE("every setting has a unique MPIX_ name, a default it accepts and help 
     CHECK(accepts(r, s.default_value));
     CHECK(!r.t->takes(r.i).empty());
   }
-  CHECK(std::string(mpix::setting_info(Setting::sleep_us).name) == "MPIX_SLEEP_US");
-  CHECK(std::string(mpix::setting_info(Setting::spin_us).name) == "MPIX_SPIN_US");
+  CHECK(std::string(row(BaseSetting::sleep_us).info().name) == "MPIX_SLEEP_US");
+  CHECK(std::string(row(BaseSetting::spin_us).info().name) == "MPIX_SPIN_US");
 }
 
 TEST_CASE("integer settings: strict decimal within their range", "[settings]") {
@@ -127,14 +148,14 @@ TEST_CASE("integer settings: strict decimal within their range", "[settings]") {
   // Values whose meaning matters: -1 is "any size" for MPIX_AGENT_COPY_MAX, 0 "never" for
   // MPIX_TIMEOUT; MPIX_OFI_CNTR_OPS needs at least one op per counter.
   long n = 0;
-  CHECK(accepts(Setting::agent_copy_max, "-1", &n));
+  CHECK(accepts(StagingSetting::agent_copy_max, "-1", &n));
   CHECK(n == -1);
-  CHECK(!accepts(Setting::agent_copy_max, "-2"));
-  CHECK(accepts(Setting::timeout, "0", &n));
-  CHECK(!accepts(Setting::timeout, "-5"));
+  CHECK(!accepts(StagingSetting::agent_copy_max, "-2"));
+  CHECK(accepts(ProvidersSetting::timeout, "0", &n));
+  CHECK(!accepts(ProvidersSetting::timeout, "-5"));
   CHECK(!accepts(mpix::OfiSetting::ofi_cntr_ops, "0"));
-  CHECK(!accepts(Setting::spin_us, "-1"));
-  CHECK(!accepts(Setting::yield_us, "12345678901234567890"));
+  CHECK(!accepts(BaseSetting::spin_us, "-1"));
+  CHECK(!accepts(BaseSetting::yield_us, "12345678901234567890"));
 }
 
 TEST_CASE("word settings: exactly one of their words", "[settings]") {
@@ -157,18 +178,18 @@ TEST_CASE("word settings: exactly one of their words", "[settings]") {
     for (const char *g : {"bogus", "shout", "", "|", "AUTO x"}) CHECK(!accepts(s, g));
   }
   CHECK(word_settings >= 8);
-  CHECK(!accepts(Setting::log_level, "shout"));
-  CHECK(!accepts(Setting::log_level, "WARN"));
-  CHECK(!accepts(Setting::queue_stream, "bogus"));
-  CHECK(!accepts(Setting::provider, "ofi2"));
-  CHECK(accepts(Setting::defer_trigger, "on"));
+  CHECK(!accepts(BaseSetting::log_level, "shout"));
+  CHECK(!accepts(BaseSetting::log_level, "WARN"));
+  CHECK(!accepts(QueueSetting::queue_stream, "bogus"));
+  CHECK(!accepts(ProvidersSetting::provider, "ofi2"));
+  CHECK(accepts(ApiSetting::defer_trigger, "on"));
 }
 
 TEST_CASE("list and name settings", "[settings]") {
-  const Setting s = Setting::log_subsys;
-  REQUIRE(mpix::setting_info(s).kind == SettingKind::list_of);
+  const BaseSetting s = BaseSetting::log_subsys;
+  REQUIRE(row(s).info().kind == SettingKind::list_of);
   CHECK(accepts(s, "all"));
-  for (const auto &w : words(mpix::setting_info(s).words, ',')) CHECK(accepts(s, w));
+  for (const auto &w : words(row(s).info().words, ',')) CHECK(accepts(s, w));
   CHECK(accepts(s, "agent,ofi"));
   CHECK(accepts(s, "api,agent,stream,mpi,ofi,cuda,hip,host"));
   for (const char *g :
@@ -188,39 +209,46 @@ TEST_CASE("values come from the environment, else the default; a bad one is repo
           "[settings]") {
   // Set by CTest for this program.
   REQUIRE(std::getenv("MPIX_SLEEP_US") != nullptr);
-  CHECK(std::string(mpix::setting_str(Setting::sleep_us)) == "12345");
-  CHECK(mpix::setting_long(Setting::sleep_us) == 12345);
+  CHECK(std::string(mpix::setting_str(BaseSetting::sleep_us)) == "12345");
+  CHECK(mpix::setting_long(BaseSetting::sleep_us) == 12345);
   // Bad: settings_check names it (mpix does not initialise, runtime_init returns this).
   REQUIRE(std::string(std::getenv("MPIX_TIMEOUT")) == "soon");
-  CHECK(std::string(mpix::setting_str(Setting::timeout)) == "soon");
+  CHECK(std::string(mpix::setting_str(ProvidersSetting::timeout)) == "soon");
   const mpix::Status &st = mpix::settings_check();
   CHECK(st.code() == MPI_ERR_ARG);
   CHECK(st.what().find("MPIX_TIMEOUT=soon") != std::string::npos);
   CHECK(st.what().find("takes a decimal integer 0..") != std::string::npos);
   // Empty counts as unset.
   REQUIRE(std::getenv("MPIX_YIELD_US") != nullptr);
-  CHECK(std::string(mpix::setting_str(Setting::yield_us)) ==
-        mpix::setting_info(Setting::yield_us).default_value);
+  CHECK(std::string(mpix::setting_str(BaseSetting::yield_us)) ==
+        row(BaseSetting::yield_us).info().default_value);
   // Not set at all: the default (unless whoever runs the test set it).
   if (!std::getenv("MPIX_OFI_PROVIDER"))
     CHECK(std::string(mpix::setting_str(mpix::OfiSetting::ofi_provider)) ==
           row(mpix::OfiSetting::ofi_provider).info().default_value);
 }
 
-TEST_CASE("each provider folder's table is registered after the engine's", "[settings]") {
-  REQUIRE(mpix::providers_built() != nullptr);  // links the registry, which registers them
+TEST_CASE("every folder's table is registered once, after base's", "[settings]") {
+  REQUIRE(mpix::providers_built() != nullptr);  // links the registry, which registers providers'
   const std::vector<const mpix::SettingTable *> t = mpix::setting_tables();
-  REQUIRE(t.size() == 3);
-  CHECK(t[0] == &mpix::engine_settings());
-  CHECK(t[1] == &mpix::ofi_settings());
-  CHECK(t[2] == &mpix::mpi_settings());
+  const std::vector<const mpix::SettingTable *> all = all_tables();
+  REQUIRE(t.size() == all.size());
+  CHECK(t[0] == &mpix::base_settings());
+  for (const mpix::SettingTable *a : all) {
+    INFO(a->owner());
+    CHECK(std::count(t.begin(), t.end(), a) == 1);
+  }
+  // providers/registry.cpp registers the providers' table, then each provider folder's.
+  const auto at = [&](const mpix::SettingTable &x) { return std::find(t.begin(), t.end(), &x); };
+  CHECK(at(mpix::providers_settings()) + 1 == at(mpix::ofi_settings()));
+  CHECK(at(mpix::ofi_settings()) + 1 == at(mpix::mpi_settings()));
   CHECK(std::string(mpix::setting_str(mpix::MpiSetting::staging_chunk)) ==
         (std::getenv("MPIX_STAGING_CHUNK") ? std::getenv("MPIX_STAGING_CHUNK") : "0"));
 }
 
 TEST_CASE("values are read once: later environment changes do not apply", "[settings]") {
-  const std::string before = mpix::setting_str(Setting::sleep_us);
+  const std::string before = mpix::setting_str(BaseSetting::sleep_us);
   setenv("MPIX_SLEEP_US", "999", 1);
-  CHECK(std::string(mpix::setting_str(Setting::sleep_us)) == before);
+  CHECK(std::string(mpix::setting_str(BaseSetting::sleep_us)) == before);
   setenv("MPIX_SLEEP_US", before.c_str(), 1);
 }

@@ -3,12 +3,12 @@
 #include <memory>
 #include <utility>
 
-#include "base/settings.hpp"
 #include "core/op.hpp"
 #include "core/provider.hpp"
 #include "core/stager.hpp"
 #include "core/staging/agent_stager.hpp"
 #include "core/staging/pipelined_stager.hpp"
+#include "core/staging/staging_settings.hpp"
 #include "core/staging/stream_stager.hpp"
 #include "gpu/backend.hpp"
 
@@ -24,7 +24,7 @@ constexpr std::size_t kClipKernelMax = 4096;
 
 // MPIX_AGENT_COPY_MAX: the agent copies when every copy is dense and at most that long.
 bool agent_copies(const StagedBuffers &b) {
-  static const long most = setting_long(Setting::agent_copy_max);
+  static const long most = setting_long(StagingSetting::agent_copy_max);
   if (most == 0) return false;
   auto small = [&](const StagedCopy &c) {
     return !c.runs && (most < 0 || c.bytes <= static_cast<std::size_t>(most));
@@ -36,7 +36,7 @@ bool agent_copies(const StagedBuffers &b) {
 
 // MPIX_STAGING_HOST (tests): host streams stage their host buffers too.
 bool stage_host() {
-  static const bool on = setting_long(Setting::staging_host) != 0;
+  static const bool on = setting_long(StagingSetting::staging_host) != 0;
   return on;
 }
 

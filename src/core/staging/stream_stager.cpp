@@ -1,7 +1,7 @@
 #include "core/staging/stream_stager.hpp"
 
-#include "base/settings.hpp"
 #include "base/waiter.hpp"
+#include "core/staging/staging_settings.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {
@@ -39,7 +39,7 @@ Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word
 
 std::size_t StreamStager::fused_copy_in_max() {
   static const std::size_t most =
-      static_cast<std::size_t>(setting_long(Setting::staging_fuse_in_max));
+      static_cast<std::size_t>(setting_long(StagingSetting::staging_fuse_in_max));
   return most;
 }
 

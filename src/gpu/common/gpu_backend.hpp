@@ -30,12 +30,12 @@
 #include <vector>
 
 #include "base/log.hpp"
-#include "base/settings.hpp"
 #include "base/signal_pool.hpp"
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/common/gpu_exec_stream.hpp"
 #include "gpu/common/signal_map.hpp"
+#include "gpu/gpu_settings.hpp"
 
 namespace mpix {
 
@@ -147,7 +147,7 @@ class GpuBackend final : public Backend {
     Side &sd = side_[device];  // made by prepare_device
     const auto s = static_cast<stream_t>(sd.ex->native());
     MPIX_TRY(Api::copy_async(dst, src, bytes, s));
-    static const long sync_max = setting_long(Setting::agent_copy_sync_max);
+    static const long sync_max = setting_long(GpuSetting::agent_copy_sync_max);
     if (sync_max > 0 && bytes <= static_cast<std::size_t>(sync_max)) {
       // A small copy is waited for here: a few microseconds of the agent thread, against a
       // second runtime call (the completion write) and the poll when done asynchronously.

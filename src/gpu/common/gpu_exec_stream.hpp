@@ -11,11 +11,11 @@
 #include <atomic>
 #include <memory>
 
-#include "base/settings.hpp"
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/common/gpu_api.hpp"
 #include "gpu/common/signal_map.hpp"
+#include "gpu/gpu_settings.hpp"
 
 namespace mpix {
 
@@ -167,7 +167,7 @@ class GpuExecStream final : public ExecStream {
       // as one batch released 0.5-0.6 us later than two single operations on one H200: short
       // sequences, the latency path of a blocking call, go one by one (MPIX_MEMOP_BATCH_MIN).
       static const std::size_t batch_min =
-          static_cast<std::size_t>(setting_long(Setting::memop_batch_min));
+          static_cast<std::size_t>(setting_long(GpuSetting::memop_batch_min));
       if (Api::kHasBatch && n >= batch_min) return Api::batch(s_, d, n);
       for (std::size_t i = 0; i < n; ++i)
         MPIX_TRY(d[i].kind == GpuMemOp::write ? Api::write_value(s_, d[i].dev_word, d[i].value)

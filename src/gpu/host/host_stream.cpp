@@ -16,6 +16,7 @@
 #include "base/spin_lock.hpp"
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/gpu_settings.hpp"
 #include "gpu/host/host_backend.hpp"
 #include "mpix/mpix_host_stream.h"
 
@@ -80,7 +81,7 @@ struct mpix_host_stream_s {
   // Without mu: spins up to MPIX_HOST_STREAM_SPIN_US until an item is pushed after @p seen.
   void spin_for_work(uint64_t seen) {
     static const auto spin =
-        std::chrono::microseconds(mpix::setting_long(mpix::Setting::host_stream_spin_us));
+        std::chrono::microseconds(mpix::setting_long(mpix::GpuSetting::host_stream_spin_us));
     if (spin.count() <= 0) return;
     const auto until = std::chrono::steady_clock::now() + spin;
     for (unsigned i = 1; pushed.load(std::memory_order_relaxed) == seen; ++i) {
