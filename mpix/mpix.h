@@ -511,7 +511,9 @@ int MPIX_Request_free(MPIX_Request *request);
 int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest);
 
 /**
- * Frees a device request (call after the kernels that use it have finished) and sets
+ * Frees a device request (call after the kernels that use it have finished, and, on CUDA,
+ * once the streams have passed the request's last MPIX_Start_enqueue / MPIX_Pwait_enqueue,
+ * which write the device copy of its round kept in the request's device memory) and sets
  * @p *prequest to MPIX_PREQUEST_NULL.
  * @return MPI_SUCCESS, MPI_ERR_ARG (null or unknown handle).
  */
