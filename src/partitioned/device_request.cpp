@@ -150,10 +150,10 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
     d->dround = dev_copies;
     if (d->is_send) d->dready = dev_copies + 1;
     dr.dround = dev_copies;
-    const RoundMirror mirror{dev_copies, dr.device};
+    const RoundMirror mirror{dev_copies, dr.device, be};
     Status st = r->attach_round_mirror(mirror, [&](uint64_t round_now) {
       copies[0] = round_now;
-      return device_upload(dr.device, dr.mem, image.data(), image.size());
+      return device_write(be, dr.device, dr.mem, image.data(), image.size());
     });
     if (!st.is_ok()) {
       free_memory(dr);

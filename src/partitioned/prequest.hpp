@@ -52,6 +52,7 @@ class Backend;
 struct RoundMirror {
   uint64_t *word;
   int device;
+  Backend *backend;  // the device's: it writes the copy for the host (round_mirror.hpp)
 };
 
 // The signal words of one request; shared with its device requests, which may outlive it.

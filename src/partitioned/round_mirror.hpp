@@ -19,9 +19,9 @@ namespace mpix {
 void round_mirrors_append(PWords &w, uint64_t value, std::vector<StreamMemOp> *ops);
 // Stores @p value to each copy of @p w's round word; returns once the device holds it.
 Status round_mirrors_store(PWords &w, uint64_t value);
-// Copies @p n bytes from host memory to device memory of @p device and returns once they are
-// there, on a private stream: the legacy stream would wait behind user streams that may sit in
-// a stream wait only the agent or a peer releases.
-Status device_upload(int device, void *dst, const void *src, std::size_t n);
+// Copies @p n bytes from host memory to device memory of @p device with @p be (copy_sync: the
+// backend's private non-blocking stream, so no user stream's wait holds it up) and returns
+// once they are there.
+Status device_write(Backend *be, int device, void *dst, const void *src, std::size_t n);
 
 }  // namespace mpix
