@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/log.hpp"
+#include "base/waiter.hpp"
 #include "core/op.hpp"
 #include "core/stream.hpp"
 #include "providers/mpi/mpi_settings.hpp"
@@ -216,6 +217,20 @@ bool IpcPath::progress(std::vector<Op *> &done) {
     sends_.pop_back();
     any = true;
   }
+  for (std::size_t i = 0; i < copies_.size();) {
+    StreamCopy &c = copies_[i];
+    if (load_signal(c.copied) == 0) {
+      ++i;
+      continue;
+    }
+    Status st = answer(*c.ipc, c.source, c.rts, 0, c.bytes);
+    if (!st.is_ok())  // the sender waits for an answer that cannot be sent: say why
+      MPIX_LOG(error, "mpi", "GPU-direct: answering rank %d failed: %s", c.source,
+               st.what().c_str());
+    copies_[i] = std::move(copies_.back());
+    copies_.pop_back();
+    any = true;
+  }
   for (std::size_t i = 0; i < fins_.size();) {
     int flag = 0;
     if (MPI_Test(&fins_[i]->req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
@@ -229,12 +244,25 @@ bool IpcPath::progress(std::vector<Op *> &done) {
   return any;
 }
 
-Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                           uint64_t *ticket) {
+Status IpcPath::map_source(const IpcRts &rts, Backend *be, int device, const char **src) {
   char *base = nullptr;
   const IpcMapCache::Key k{rts.host, rts.pid, rts.base, rts.buffer_id, rts.handle};
   MPIX_TRY(maps_.map(k, be, device, &base));
-  return be->agent_copy(device, dst, base + rts.offset, bytes, ticket);
+  *src = base + rts.offset;
+  return {};
+}
+
+Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
+                           uint64_t *ticket) {
+  const char *src = nullptr;
+  MPIX_TRY(map_source(rts, be, device, &src));
+  return be->agent_copy(device, dst, src, bytes, ticket);
+}
+
+void IpcPath::answer_when(const std::shared_ptr<IpcShared> &ipc, int source, const IpcRts &rts,
+                          uint64_t bytes, const uint64_t *copied,
+                          std::shared_ptr<const void> keep) {
+  copies_.push_back(StreamCopy{ipc, source, rts, bytes, copied, std::move(keep)});
 }
 
 Status IpcPath::answer(IpcShared &ipc, int source, const IpcRts &rts, int error, uint64_t bytes) {

@@ -13,9 +13,14 @@
 //   of mpi_chunk.hpp), on a header that checks out:
 //     maps the allocation (cached per sender process and allocation; mapped anew when the
 //     buffer id differs, i.e. the sender freed the buffer and its address was reused; the old
-//     mapping is closed only at MPI_Finalize, since unmapping waits for the device), copies
-//     the message into the receive buffer on the agent's copy stream of its device, and once
-//     the copy has run answers with an IpcFin; the send completes with the answer.
+//     mapping is closed only at MPI_Finalize, since unmapping waits for the device), hands the
+//     mapped address and the length to the receive's copy in (Stager::deliver_from) and
+//     completes the receive: the receiving stream's copy-in kernel then copies the message
+//     from the sender's memory into the receive buffer and sets a word, on which the agent
+//     answers with an IpcFin; the send completes with the answer. The agent makes no GPU call
+//     for a message but the first mapping of an allocation. Where the receive's stager cannot
+//     (an agent-copied or chunked receive), the agent copies on its copy stream instead and
+//     answers once that copy has run.
 //
 // Chosen once per pair of ranks at MPIX_Stream_comm_create: both on CUDA streams, on one host,
 // the receiver's device able to map the sender's, MPIX_GPU_DIRECT not off on either, and both
@@ -113,14 +118,20 @@ class IpcPath {
   ~IpcPath();
   Status fire_send(Op &op, IpcShared &ipc);
   bool progress(std::vector<Op *> &done);
-  bool busy() const { return !sends_.empty() || !fins_.empty(); }
+  bool busy() const { return !sends_.empty() || !fins_.empty() || !copies_.empty(); }
 
+  // Receiver: where @p rts's message is in this process (its allocation mapped on @p device).
+  Status map_source(const IpcRts &rts, Backend *be, int device, const char **src);
   // Receiver: starts the copy of @p rts's message (@p bytes of it) into @p dst on @p device;
   // *@p ticket tells Backend::agent_copy_done when it has run.
   Status start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
                     uint64_t *ticket);
   // Receiver: answers the sender of @p rts (rank @p source of the communicator).
   Status answer(IpcShared &ipc, int source, const IpcRts &rts, int error, uint64_t bytes);
+  // Receiver: answers as answer() does once *@p copied is nonzero (a stream copied the message,
+  // Stager::deliver_from); @p keep holds the word until then.
+  void answer_when(const std::shared_ptr<IpcShared> &ipc, int source, const IpcRts &rts,
+                   uint64_t bytes, const uint64_t *copied, std::shared_ptr<const void> keep);
 
  private:
   struct Send {
@@ -133,6 +144,15 @@ class IpcPath {
     IpcFin fin{};
     MPI_Request req = MPI_REQUEST_NULL;
   };
+  // A message a receiving stream copies; answered once it has.
+  struct StreamCopy {
+    std::shared_ptr<IpcShared> ipc;
+    int source = 0;
+    IpcRts rts{};
+    uint64_t bytes = 0;
+    const uint64_t *copied = nullptr;
+    std::shared_ptr<const void> keep;
+  };
   struct Exported {
     uint64_t buffer_id = 0;
     unsigned char handle[64];
@@ -140,6 +160,7 @@ class IpcPath {
 
   std::vector<std::unique_ptr<Send>> sends_;
   std::vector<std::unique_ptr<Fin>> fins_;
+  std::vector<StreamCopy> copies_;
   IpcMapCache maps_;  // what this process mapped of its senders' allocations
   // (device, start) -> handle of what this process exported.
   std::map<std::pair<int, uint64_t>, Exported> exports_;

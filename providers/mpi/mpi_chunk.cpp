@@ -292,9 +292,30 @@ struct ChunkRecv {
     MPIX_TRY(op->stream->exec(&ex));
     be = op->stream->backend();
     device = ex->device();
-    // Into device memory directly where the receive is staged and dense (the staging's copy in
-    // then does nothing), else into what the provider receives into (host memory or the bounce
-    // buffer, which the staging copies in as usual), else into a temporary to unpack.
+    // Best, the receiving stream's copy in takes the message from the sender's memory: the
+    // receive completes now, and the sender hears once the stream has copied.
+    const char *src = nullptr;
+    Status mapped = path.map_source(rts, be, device, &src);
+    if (!mapped.is_ok()) {
+      // The receive fails with the reason; the sender hears it and completes.
+      err = mapped.code();
+      written = 0;
+      phase = Phase::plain;
+      MPIX_TRY(answer(path));
+      return mapped;
+    }
+    const uint64_t *copied = nullptr;
+    std::shared_ptr<const void> keep;
+    if (op_deliver_from(*op, src, msg, &copied, &keep)) {
+      written = msg;
+      phase = Phase::plain;
+      path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));
+      return {};
+    }
+    // Else the agent copies: into device memory directly where the receive is staged and dense
+    // (the staging's copy in then does nothing), else into what the provider receives into
+    // (host memory or the bounce buffer, which the staging copies in as usual), else into a
+    // temporary to unpack.
     void *dst = op_direct_target(*op);
     unpack = false;
     if (!dst && contiguous) dst = op->rbuf;

@@ -75,6 +75,13 @@ void op_pieces_arrived(Op &op, uint64_t len, uint64_t n) {
 
 void *op_direct_target(Op &op) { return op.stager ? op.stager->direct_target() : nullptr; }
 
+bool op_deliver_from(Op &op, const void *from, uint64_t bytes, const uint64_t **copied,
+                     std::shared_ptr<const void> *keep) {
+  if (!op.stager || !op.stager->deliver_from(from, bytes, copied)) return false;
+  *keep = op.stager;
+  return true;
+}
+
 void op_fail(Op &op, Status why) {
   op.error = std::move(why);  // the agent does not write it while the op is ARMED
   // acq_rel: the error is published with the flag; kOpCompleted, if set, was set by the agent's

@@ -145,6 +145,11 @@ void op_pieces_arrived(Op &op, uint64_t len, uint64_t n);
 // A GPU-direct receive: the device buffer to deliver the message straight into, or null (then
 // into op.rbuf as usual).
 void *op_direct_target(Op &op);
+// A GPU-direct receive its stream copies (Stager::deliver_from): whether the stream's copy in
+// takes the message's @p bytes from @p from; then *@p copied turns nonzero once it has, and
+// *@p keep holds the word until then (the op may be gone by that time).
+bool op_deliver_from(Op &op, const void *from, uint64_t bytes, const uint64_t **copied,
+                     std::shared_ptr<const void> *keep);
 
 // The enqueuing thread, after the agent took the op (agent_submit), when a later step of the
 // enqueue failed: the agent completes the op with @p why without posting it (if the stream has

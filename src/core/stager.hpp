@@ -130,6 +130,17 @@ class Stager {
   // A GPU-direct receive (providers/mpi/ipc_path.hpp): the user's device buffer, if the message
   // may be copied straight into it, or null. Once given, no copy in copies anything.
   virtual void *direct_target() { return nullptr; }
+  // A GPU-direct receive copied by the stream: its copy in takes the message's @p bytes from
+  // @p from (the sender's device memory, mapped here) instead of the bounce buffer, and then
+  // sets *@p copied to nonzero (the sender's buffer is free once it is). False where this
+  // stager's copy in cannot (the provider then copies itself, into direct_target). Called
+  // before the op completes; *@p copied lives as long as the stager.
+  virtual bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) {
+    (void)from;
+    (void)bytes;
+    (void)copied;
+    return false;
+  }
 
   // --- A user thread.
   // The op completed on the host (MPI_Wait / MPI_Test on its request, not a stream wait):

@@ -83,7 +83,9 @@ class ExecStream {
   // @p src to @p dst (none if *@p len_word <= @p skip), the length read when the stream runs the
   // copy, not when it is enqueued: a staged receive copies only the bytes of the message that
   // arrived, whose length the agent stores before it releases the stream; @p skip is where
-  // @p dst lies in the message (a piece of a chunked one). @p len_word lives in pinned memory.
+  // @p dst lies in the message (a piece of a chunked one). @p len_word lives in pinned memory
+  // and has two words: the length, and where to copy from when not @p src (0: @p src; else a
+  // GPU-direct message's address, read at run time too).
   virtual Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip = 0) {
     (void)dst;

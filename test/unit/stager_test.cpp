@@ -103,6 +103,39 @@ TEST_CASE("a message delivered straight into the target is not copied over", "[s
   CHECK(fill.direct_target() == nullptr);
 }
 
+TEST_CASE("a message delivered from elsewhere is copied in by the stream, then announced",
+          "[stager]") {
+  HostStream s;
+  uint64_t trigger = 0;
+  std::vector<char> sender(40, 's');  // the sender's buffer, as if mapped here (GPU-direct)
+  for (bool host_wait : {false, true}) {
+    INFO("host wait " << host_wait);
+    std::vector<char> user(64, 'u');
+    char *bounce = nullptr;
+    mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, /*direct=*/true);
+    std::memset(bounce, 'x', 64);  // never copied: the message is not in the bounce buffer
+    const uint64_t *copied = nullptr;
+    REQUIRE(stg.deliver_from(sender.data(), 30, &copied));
+    REQUIRE(copied != nullptr);
+    stg.on_done(received(30));  // keeps the length and source deliver_from stored
+    CHECK(mpix::load_signal(copied) == 0);
+    if (host_wait) {
+      REQUIRE(stg.on_host_wait().is_ok());
+    } else {
+      REQUIRE(stg.after_wait(*s.ex, &trigger, 1).is_ok());
+      REQUIRE(s.ex->synchronize().is_ok());
+    }
+    CHECK(std::string(user.data(), 31) == std::string(30, 's') + "u");
+    CHECK(mpix::load_signal(copied) == 1);  // the sender may reuse its buffer now
+  }
+  // Only a receive set up for GPU-direct takes a message from elsewhere.
+  std::vector<char> other(64, 'u');
+  char *bounce = nullptr;
+  mpix::StreamStager plain(stage_recv(other, &bounce), /*clip=*/true);
+  const uint64_t *copied = nullptr;
+  CHECK_FALSE(plain.deliver_from(sender.data(), 30, &copied));
+}
+
 TEST_CASE("a pipelined send copies piece by piece, each but the last followed by its trigger",
           "[stager]") {
   HostStream s;

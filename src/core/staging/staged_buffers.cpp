@@ -17,6 +17,7 @@ StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
       short_ok(o.short_ok),
       len_word(o.len_word),
       piece_word(o.piece_word),
+      copied_word(o.copied_word),
       release_word(o.release_word),
       release_value(o.release_value) {
   for (int i = 0; i < 2; ++i) {
@@ -38,14 +39,17 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   const std::size_t table_at =
       (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
   const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
-  const std::size_t bytes = lengths ? end + 2 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
+  const std::size_t bytes = lengths ? end + 4 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
   Bounce b;
   MPIX_TRY(bounce_acquire(be, bytes, &b));
   if (lengths) {
     len_word = reinterpret_cast<uint64_t *>(b.p + end);
     store_signal(len_word, lay.span);  // all of it, unless the agent says otherwise
-    piece_word = len_word + 1;
+    store_signal(len_word + 1, 0);     // from the bounce buffer
+    piece_word = len_word + 2;
     store_signal(piece_word, 0);
+    copied_word = len_word + 3;
+    store_signal(copied_word, 0);
   }
   bufs[nbufs++] = b;
   c->user = user + off;

@@ -37,7 +37,7 @@ struct StagedBuffers {
 
   // A bounce buffer for the region of @p user (@p count of @p dt); *@p bounce_view: its
   // counterpart of @p user (the base the provider addresses). @p lengths: also the words
-  // len_word and piece_word, after the span (and table).
+  // len_word (two), piece_word and copied_word, after the span (and table).
   Status stage(char *user, int count, MPI_Datatype dt, StagedCopy *c, char **bounce_view,
                bool lengths);
 
@@ -50,8 +50,12 @@ struct StagedBuffers {
   bool has_in = false;
   // A receive (not an allreduce, whose result fills its buffer): the message may be shorter.
   bool short_ok = false;
-  uint64_t *len_word = nullptr;    // received bytes (pinned; a receive's only)
-  uint64_t *piece_word = nullptr;  // pieces of a chunked message in the bounce buffer (pinned)
+  // A receive's words after the span (pinned; ExecStream::copy_prefix_async): len_word[0] the
+  // received bytes, len_word[1] where the copy in reads them from (0: the bounce buffer; else a
+  // GPU-direct message's device address, Stager::deliver_from).
+  uint64_t *len_word = nullptr;
+  uint64_t *piece_word = nullptr;   // pieces of a chunked message in the bounce buffer
+  uint64_t *copied_word = nullptr;  // set by the stream once a delivered message is copied
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
 };

@@ -6,6 +6,10 @@
 
 namespace mpix {
 
+Status StreamStager::announce_copied(ExecStream &ex) {
+  return direct_ ? ex.write_value(b_.copied_word, 1) : Status{};
+}
+
 Status StreamStager::before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) {
   (void)trigger_word;
   (void)first;
@@ -21,6 +25,7 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
   const StagedCopy &c = b_.in;
   if (clip_) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
   else MPIX_TRY(copy_to_user(ex, c));
+  MPIX_TRY(announce_copied(ex));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};
@@ -58,6 +63,7 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
   if (!claim_copy_in()) return ex.wait_value(done_word, done_value);
   const StagedCopy &c = b_.in;
   MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word));
+  MPIX_TRY(announce_copied(ex));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};
@@ -65,7 +71,9 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
 
 void StreamStager::on_done(const MPI_Status &st) {
   if (!b_.len_word) return;
-  // Already in place (direct_target): the stream's copy in copies nothing.
+  // Already in place (direct_target): the stream's copy in copies nothing. A message to copy
+  // from elsewhere (deliver_from) has its length and source stored already.
+  if (load_signal(b_.len_word + 1) != 0) return;
   store_signal(b_.len_word, delivered_ ? 0 : received_bytes(st));
   // Every piece wait of a pipelined copy in passes now (pieces past the message copy nothing).
   store_signal(b_.piece_word, uint64_t{1} << 62);
@@ -78,12 +86,24 @@ void *StreamStager::direct_target() {
   return b_.in.user;
 }
 
+bool StreamStager::deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) {
+  if (!direct_ || !from || delivered_) return false;
+  store_signal(b_.len_word, bytes);
+  store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(from));
+  *copied = b_.copied_word;
+  return true;
+}
+
 Status StreamStager::on_host_wait() {
   if (!claim_copy_in() || delivered_) return {};
   const StagedCopy &c = b_.in;
   if (clip_) {
     const uint64_t n = load_signal(b_.len_word);
-    return b_.be->copy_sync(c.user, c.bounce, n < c.bytes ? static_cast<std::size_t>(n) : c.bytes);
+    const uint64_t from = load_signal(b_.len_word + 1);
+    Status st = b_.be->copy_sync(c.user, from ? reinterpret_cast<const char *>(from) : c.bounce,
+                                 n < c.bytes ? static_cast<std::size_t>(n) : c.bytes);
+    if (direct_) store_signal(b_.copied_word, 1);  // copied (or failed: the sender goes on)
+    return st;
   }
   return c.runs ? b_.be->copy_runs_sync(c.user, c.bounce, c.runs, c.nruns)
                 : b_.be->copy_sync(c.user, c.bounce, c.bytes);

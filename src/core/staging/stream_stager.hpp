@@ -18,8 +18,11 @@ class StreamStager : public Stager {
   // copies; ExecStream::wait_then_copy_prefix): MPIX_STAGING_FUSE_IN_MAX.
   static std::size_t fused_copy_in_max();
   // @p clip: a receive copied in by its received length (the stream reads it at run time);
-  // without, the copy out fills the bounce buffer from the receive buffer first.
-  StreamStager(StagedBuffers &&b, bool clip) : b_(std::move(b)), clip_(clip) {}
+  // without, the copy out fills the bounce buffer from the receive buffer first. @p direct: a
+  // clipped receive that may get a GPU-direct message (Provider::may_deliver_device): its copy
+  // in is followed by the write of copied_word, which deliver_from's caller waits for.
+  StreamStager(StagedBuffers &&b, bool clip, bool direct = false)
+      : b_(std::move(b)), clip_(clip), direct_(clip && direct) {}
   Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) override;
   Status after_wait(ExecStream &ex, const uint64_t *trigger_word, uint64_t next_threshold) override;
   // One dense copy out (a send, or an allreduce's input without an in-place receive to fill),
@@ -32,6 +35,7 @@ class StreamStager : public Stager {
                           const uint64_t *trigger_word, uint64_t next_threshold) override;
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;
+  bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;
   Status on_host_wait() override;
 
  protected:
@@ -40,7 +44,11 @@ class StreamStager : public Stager {
   bool claim_copy_in() { return b_.has_in && !copied_in_.exchange(true); }
 
   StagedBuffers b_;
+  // After a queued copy in: tells a GPU-direct sender that its message was copied.
+  Status announce_copied(ExecStream &ex);
+
   const bool clip_;
+  const bool direct_;
   bool delivered_ = false;  // agent thread: the message went straight into the user's buffer
   std::atomic<bool> copied_in_{false};
 };

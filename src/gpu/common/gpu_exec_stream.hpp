@@ -232,7 +232,8 @@ class GpuExecStream final : public ExecStream {
                            const uint64_t *len_word, uint64_t skip) override {
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
-    return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word, skip);
+    return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word, skip, fuse_slot_,
+                                   fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1);
   }
 
   // Up to kMaxFusedCopy bytes, where the kernel reaches both buffers (the signal words it always

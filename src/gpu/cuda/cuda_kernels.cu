@@ -62,9 +62,10 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
   __threadfence_system();
 }
 
-// A staged receive's copy into device memory: the first min(*len - skip, max) bytes, the length
-// read when the kernel runs (the agent stored it before releasing the stream's wait); skip is
-// where this piece starts in the message.
+// A staged receive's copy into device memory: the first min(len[0] - skip, max) bytes, the
+// length read when the kernel runs (the agent stored it before releasing the stream's wait);
+// skip is where this piece starts in the message. len[1], read likewise, is where the message
+// is when it is not at src: a GPU-direct message, in its sender's memory mapped here.
 // Grid-stride over words of W bytes (W divides dst - src); the bytes before dst's first
 // W-aligned address and after the last whole word go one by one.
 template <class W>
@@ -98,14 +99,26 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   // The length lives in pinned host memory: read it once per block, not once per thread (every
   // thread reading the same host word is a PCIe read each, and they serialise: 65,536 of them
   // would take milliseconds for a 4 MiB receive).
-  __shared__ unsigned long long block_total;
-  if (threadIdx.x == 0) block_total = *len;
+  __shared__ unsigned long long block_total, block_from;
+  if (threadIdx.x == 0) {
+    block_total = len[0];
+    block_from = len[1];
+  }
   __syncthreads();
   const unsigned long long total = block_total;
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
-  copy_bytes(dst, src, n);
+  copy_bytes(dst, block_from ? reinterpret_cast<const char *>(block_from) : src, n);
 }
+
+// copy_prefix on a grid that reads the host length once: block 0 reads it and hands it to the
+// other blocks through its stream's device words (g_fuse_slots, below), told apart per launch
+// by @p ticket. Even one read per block serialises: a 4 MiB receive's 256 blocks took ~360 us
+// before the copy could start (~1.4 us per read of one host word, one H200). Blocks start in
+// index order, so block 0 runs before any block waits for it.
+__global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long max,
+                                 const volatile unsigned long long *len, unsigned long long skip,
+                                 int slot, unsigned long long ticket);
 
 // A staged send's copy out and trigger in one kernel of one block: every thread copies its
 // share, the block meets, then one thread makes the copy visible to the host and stores the
@@ -127,39 +140,42 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
                                char *dst, const char *src, unsigned long long max,
                                const volatile unsigned long long *len) {
-  __shared__ unsigned long long total;
+  __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     while (static_cast<long long>(*word - value) < 0) {
     }
     __threadfence_system();
-    total = *len;
+    total = len[0];
+    from = len[1];
   }
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
-  copy_bytes(dst, src, n);
+  copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
 }
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
-// stream that runs one, a pair of device words {ticket, length} through which block 0 tells
-// the others that the completion word was reached and how long the message is. The other
+// stream that runs one, device words {ticket, length, source} through which block 0 tells
+// the others that the completion word was reached, how long the message is and where it is. The other
 // blocks spin on device memory, not on the host word: every block reading one word of pinned
 // host memory is a PCIe read, and those serialise (~1.4 us each on one H200).
-__device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][2];
+__device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][4];
 
 __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
                                     unsigned long long value, char *dst, const char *src,
                                     unsigned long long max, const volatile unsigned long long *len,
                                     int slot, unsigned long long ticket) {
   volatile unsigned long long *s = g_fuse_slots[slot];
-  __shared__ unsigned long long total;
+  __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
       while (static_cast<long long>(*word - value) < 0) {
       }
       __threadfence_system();
-      total = *len;
+      total = len[0];
+      from = len[1];
       s[1] = total;
+      s[2] = from;
       __threadfence();
       s[0] = ticket;
     } else {
@@ -167,12 +183,40 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
       }
       __threadfence();
       total = s[1];
+      from = s[2];
     }
   }
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
-  copy_bytes(dst, src, n);
+  copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
+}
+
+__global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long max,
+                                 const volatile unsigned long long *len, unsigned long long skip,
+                                 int slot, unsigned long long ticket) {
+  volatile unsigned long long *s = g_fuse_slots[slot];
+  __shared__ unsigned long long total, from;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) {
+      total = len[0];
+      from = len[1];
+      s[1] = total;
+      s[2] = from;
+      __threadfence();
+      s[0] = ticket;
+    } else {
+      while (s[0] != ticket) {
+      }
+      __threadfence();
+      total = s[1];
+      from = s[2];
+    }
+  }
+  __syncthreads();
+  unsigned long long n = total > skip ? total - skip : 0;
+  if (n > max) n = max;
+  copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
 }
 
 }  // namespace
@@ -215,12 +259,20 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
 }
 
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
-                                   const uint64_t *len_word, uint64_t skip) {
+                                   const uint64_t *len_word, uint64_t skip, int slot,
+                                   uint64_t ticket) {
   if (max_bytes == 0) return {};
   // About 16 KiB per block, at most 1024 blocks of 256 threads: enough loads in flight to keep
   // a host-to-device copy of many MiB near the link's bandwidth, one block for small messages.
   const std::size_t want = (max_bytes + 16383) / 16384;
   const unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
+  if (slot >= 0 && blocks > 1) {
+    copy_prefix_grid<<<blocks, 256, 0, s>>>(
+        static_cast<char *>(dst), static_cast<const char *>(src), max_bytes,
+        reinterpret_cast<const unsigned long long *>(len_word), skip, slot, ticket);
+    MPIX_CUDA_CHECK(cudaGetLastError());
+    return {};
+  }
   copy_prefix<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
                                      max_bytes,
                                      reinterpret_cast<const unsigned long long *>(len_word), skip);
@@ -256,6 +308,7 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_run_table));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_grid));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));
   return {};

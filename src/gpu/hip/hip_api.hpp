@@ -80,9 +80,12 @@ struct HipApi {
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);
   // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
-  // length read when the kernel runs.
+  // length read when the kernel runs: once, by the grid's first block, which hands it to the
+  // others through the stream's @p slot with @p ticket (as wait_copy_prefix_kernel); each block
+  // reads it where @p slot is -1.
   static Status copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
-                                   const uint64_t *len_word, uint64_t skip);
+                                   const uint64_t *len_word, uint64_t skip, int slot,
+                                   uint64_t ticket);
   // One block copies @p bytes, then stores @p value to the signal word at @p dev_word (a staged
   // send's copy out and trigger in one stream operation).
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,

@@ -96,8 +96,11 @@ class HostExecStream final : public ExecStream {
         [](void *p) {
           std::unique_ptr<Copy> c(static_cast<Copy *>(p));
           const uint64_t len = load_signal(c->len);  // read now, in stream order
+          const uint64_t from = load_signal(c->len + 1);
           const uint64_t n = len > c->skip ? len - c->skip : 0;
-          if (n) std::memcpy(c->dst, c->src, n < c->max ? static_cast<std::size_t>(n) : c->max);
+          if (n)
+            std::memcpy(c->dst, from ? reinterpret_cast<const void *>(from) : c->src,
+                        n < c->max ? static_cast<std::size_t>(n) : c->max);
         },
         c.get());
     if (rc == 0) c.release();  // the host function owns it now
