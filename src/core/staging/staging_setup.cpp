@@ -116,11 +116,11 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // its copy in copies nothing over a delivered message.
   const StagedCopy &in = b.in;
   const bool direct = b.short_ok && !in.runs && plan.provider->may_deliver_device(op);
-  const bool clip =
-      b.short_ok && !in.runs && (in.bytes <= kClipKernelMax || recv_chunk || direct ||
-       (in.bytes <= StreamStager::fused_copy_in_max() &&
-        plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
-      plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
+  const bool clip = b.short_ok && !in.runs &&
+                    (in.bytes <= kClipKernelMax || recv_chunk || direct ||
+                     (in.bytes <= StreamStager::fused_copy_in_max() &&
+                      plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
+                    plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
   if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
   else op.stager = std::make_shared<StreamStager>(std::move(b), clip, direct);
   return {};

@@ -156,8 +156,8 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
 // stream that runs one, device words {ticket, length, source} through which block 0 tells
-// the others that the completion word was reached, how long the message is and where it is. The other
-// blocks spin on device memory, not on the host word: every block reading one word of pinned
+// the others that the completion word was reached, how long the message is and where it is. The
+// other blocks spin on device memory, not on the host word: every block reading one word of pinned
 // host memory is a PCIe read, and those serialise (~1.4 us each on one H200).
 __device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][4];
 
