@@ -8,7 +8,13 @@
 // the very agent that would close it. Retired mappings are closed with the cache (at
 // MPI_Finalize, once the agent has stopped). CUDA maps an allocation at most once per process
 // (cudaErrorAlreadyMapped): a re-made allocation whose IPC handle equals one already mapped
-// reuses that mapping. No MPI and no device needed: unit-tested with a fake backend.
+// reuses that mapping. The CUDA allocator also hands out small allocations as parts of one
+// larger block, which IPC maps whole: a second allocation of a block this process maps already
+// (whose open fails, cudaErrorAlreadyMapped) is found inside an existing mapping of the same
+// sender, at the same distance from that mapping's allocation as in the sender, where the
+// mapped range (Backend::ipc_mapped_range) covers it (the newest such mapping: an older one may
+// be of a block the sender freed whose addresses it has used again). No MPI and no device needed:
+// unit-tested with a fake backend.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +36,7 @@ class IpcMapCache {
     uint64_t base = 0;
     uint64_t buffer_id = 0;
     const unsigned char *handle = nullptr;  // 64 bytes
+    uint64_t extent = 0;  // bytes from base the message needs (its offset + length)
   };
 
   IpcMapCache() = default;
@@ -51,11 +58,21 @@ class IpcMapCache {
     int device = -1;
     Backend *be = nullptr;
     unsigned char handle[64] = {};
+    uint64_t host = 0;  // the sender, and where the allocation starts there
+    int64_t pid = 0;
+    uint64_t sender_base = 0;
+    uint64_t lo = 0, hi = 0;  // what the mapping covers here (0, 0: unknown)
+    uint64_t seq = 0;         // when it was made: the newest of several that fit is live
+    bool owned = false;       // made by ipc_open (closed with the cache), not found inside one
   };
   const Mapping *same_memory(const unsigned char *handle, Backend *be, int device) const;
+  // The mapping of another allocation of the same block that @p k's allocation lies in, and
+  // *@p at, where it lies here; null if none.
+  const Mapping *inside_block(const Key &k, Backend *be, int device, char **at) const;
 
   std::map<std::tuple<uint64_t, int64_t, uint64_t>, Mapping> maps_;
   std::vector<Mapping> retired_;
+  uint64_t made_ = 0;
 };
 
 }  // namespace mpix

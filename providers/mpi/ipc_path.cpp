@@ -246,7 +246,8 @@ bool IpcPath::progress(std::vector<Op *> &done) {
 
 Status IpcPath::map_source(const IpcRts &rts, Backend *be, int device, const char **src) {
   char *base = nullptr;
-  const IpcMapCache::Key k{rts.host, rts.pid, rts.base, rts.buffer_id, rts.handle};
+  const IpcMapCache::Key k{rts.host,      rts.pid,    rts.base,
+                           rts.buffer_id, rts.handle, rts.offset + rts.bytes};
   MPIX_TRY(maps_.map(k, be, device, &base));
   *src = base + rts.offset;
   return {};

@@ -191,6 +191,14 @@ class Backend {
     (void)buffer_id;
     return no_ipc();
   }
+  // The range [*start, *start + *size) of the mapping that holds @p p in this process (an
+  // allocation, or what ipc_open mapped: with a sub-allocated export, the whole block).
+  virtual Status ipc_mapped_range(const void *p, uint64_t *start, uint64_t *size) {
+    (void)p;
+    (void)start;
+    (void)size;
+    return no_ipc();
+  }
   virtual Status ipc_handle(uint64_t base, unsigned char (&handle)[64]) {
     (void)base;
     (void)handle;

@@ -15,8 +15,9 @@ using namespace mpix;
 
 namespace {
 
-// Maps a "handle" (its first byte names the sender's memory) to a fake address; refuses a
-// second open of memory that is still mapped, as CUDA does (cudaErrorAlreadyMapped).
+// Maps a "handle" (its first byte names the sender's memory block, its second where the
+// allocation starts in the block) to a fake address: the whole block, 64 bytes, is mapped.
+// Refuses a second open of a block that is still mapped, as CUDA does (cudaErrorAlreadyMapped).
 class FakeIpcBackend : public Backend {
  public:
   StreamKind kind() const override { return StreamKind::cuda; }
@@ -34,7 +35,13 @@ class FakeIpcBackend : public Backend {
     ++opens;
     char *p = arena + 64 * static_cast<std::size_t>(opens);
     mapped[memory] = p;
-    *base = p;
+    *base = p + handle[1];
+    return {};
+  }
+  Status ipc_mapped_range(const void *p, uint64_t *start, uint64_t *size) override {
+    const auto at = static_cast<std::size_t>(static_cast<const char *>(p) - arena);
+    *start = reinterpret_cast<uint64_t>(arena + at / 64 * 64);
+    *size = 64;
     return {};
   }
   void ipc_close(int device, void *base) override {
@@ -57,11 +64,15 @@ class FakeIpcBackend : public Backend {
 
 struct Handle {
   unsigned char b[64] = {};
-  explicit Handle(int memory) { b[0] = static_cast<unsigned char>(memory); }
+  explicit Handle(int memory, int at = 0) {
+    b[0] = static_cast<unsigned char>(memory);
+    b[1] = static_cast<unsigned char>(at);
+  }
 };
 
-IpcMapCache::Key key(uint64_t base, uint64_t id, const Handle &h, int64_t pid = 7) {
-  return IpcMapCache::Key{1, pid, base, id, h.b};
+IpcMapCache::Key key(uint64_t base, uint64_t id, const Handle &h, int64_t pid = 7,
+                     uint64_t extent = 8) {
+  return IpcMapCache::Key{1, pid, base, id, h.b, extent};
 }
 
 }  // namespace
@@ -130,6 +141,24 @@ TEST_CASE("GPU-direct mapping cache: one mapping per allocation, re-made ones ma
       CHECK(d != a);
       CHECK(d != c);
       CHECK(be.opens == 3);
+    }
+    SECTION("another allocation of a mapped block is found inside that block's mapping") {
+      // The sender's allocator put a second allocation 16 bytes into block 1 (at 0x1010):
+      // opening it fails (the block is mapped), and the cache finds it in the first mapping.
+      const Handle part(1, 16);
+      char *c = nullptr;
+      REQUIRE(cache.map(key(0x1010, 15, part, 7, 48), &be, 0, &c).is_ok());
+      CHECK(c == a + 16);
+      CHECK(be.opens == 1);
+      char *d = nullptr;  // cached now
+      REQUIRE(cache.map(key(0x1010, 15, part, 7, 48), &be, 0, &d).is_ok());
+      CHECK(d == a + 16);
+      // Past the mapped block, or of another process: the refusal stands.
+      const Handle far(1, 40);
+      CHECK_FALSE(cache.map(key(0x1028, 16, far, 7, 32), &be, 0, &c).is_ok());
+      const Handle other(1, 17);  // (a handle of another process has other bytes)
+      CHECK_FALSE(cache.map(key(0x1010, 17, other, 8, 8), &be, 0, &c).is_ok());
+      CHECK(be.opens == 1);
     }
     SECTION("a refused mapping is an error, and is not cached") {
       be.mapped[9] = be.arena;  // memory 9 is mapped already, outside the cache

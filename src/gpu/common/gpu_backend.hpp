@@ -170,6 +170,10 @@ class GpuBackend final : public Backend {
     MPIX_TRY(start());
     return Api::ipc_range(p, base, buffer_id);
   }
+  Status ipc_mapped_range(const void *p, uint64_t *start_at, uint64_t *size) override {
+    MPIX_TRY(start());
+    return Api::mapped_range(p, start_at, size);
+  }
   Status ipc_handle(uint64_t base, unsigned char (&handle)[64]) override {
     MPIX_TRY(start());
     return Api::ipc_handle(base, handle);

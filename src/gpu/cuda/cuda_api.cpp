@@ -357,6 +357,21 @@ Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) {
   return {};
 }
 
+Status CudaApi::mapped_range(const void *p, uint64_t *start, uint64_t *size) {
+  if (!g_drv.pointer_attrs)
+    return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                       "the CUDA driver has no cuPointerGetAttributes");
+  CUdeviceptr lo = 0;
+  std::size_t n = 0;
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void *data[2] = {&lo, &n};
+  MPIX_CU_CHECK(g_drv.pointer_attrs(2, attrs, data, reinterpret_cast<CUdeviceptr>(p)));
+  *start = static_cast<uint64_t>(lo);
+  *size = static_cast<uint64_t>(n);
+  return {};
+}
+
 Status CudaApi::ipc_handle(uint64_t base, unsigned char (&handle)[64]) {
   cudaIpcMemHandle_t h;
   static_assert(sizeof h == sizeof handle, "cudaIpcMemHandle_t is 64 bytes");
