@@ -140,6 +140,11 @@ bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
   return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > eager_max;
 }
 
+bool ipc_stream_copies() {
+  static const bool on = std::strcmp(setting_str(MpiSetting::gpu_direct_copy), "stream") == 0;
+  return on;
+}
+
 bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
   if (!ipc || op.kind != OpKind::recv || op.peer == MPI_PROC_NULL) return false;
   // A communicator has IpcShared only where this rank has a GPU-direct peer (ipc_comm_open).

@@ -107,6 +107,9 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
 // Whether @p op, a send, goes GPU-direct: a dense predefined datatype in device memory, to a
 // GPU-direct peer. Any thread (the enqueuing one decides staging with it).
 bool ipc_sends_direct(const Op &op, const IpcShared *ipc);
+// Whether GPU-direct messages are copied by the receiving stream (MPIX_GPU_DIRECT_COPY=stream),
+// not by the receiver's agent.
+bool ipc_stream_copies();
 // Whether receive @p op may get a GPU-direct message (from a GPU-direct peer, or any source
 // where there is one): its staging must then copy in by the received length (the message may
 // already be in place, and nothing may overwrite it).

@@ -292,8 +292,9 @@ struct ChunkRecv {
     MPIX_TRY(op->stream->exec(&ex));
     be = op->stream->backend();
     device = ex->device();
-    // Best, the receiving stream's copy in takes the message from the sender's memory: the
-    // receive completes now, and the sender hears once the stream has copied.
+    // With MPIX_GPU_DIRECT_COPY=stream, the receiving stream's copy in takes the message from
+    // the sender's memory: the receive completes now, and the sender hears once the stream has
+    // copied.
     const char *src = nullptr;
     Status mapped = path.map_source(rts, be, device, &src);
     if (!mapped.is_ok()) {
@@ -306,7 +307,7 @@ struct ChunkRecv {
     }
     const uint64_t *copied = nullptr;
     std::shared_ptr<const void> keep;
-    if (op_deliver_from(*op, src, msg, &copied, &keep)) {
+    if (ipc_stream_copies() && op_deliver_from(*op, src, msg, &copied, &keep)) {
       written = msg;
       phase = Phase::plain;
       path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));

@@ -197,7 +197,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
   // waits[0] is kept for a deferred trigger, so that it goes first without moving the rest.
   std::vector<StreamMemOp> waits;
   waits.reserve(static_cast<std::size_t>(count) + 1);  // one allocation
-  std::vector<int> fused;
+  std::vector<int> fused, waits_first;
   for (int i = 0; i < count;) {
     if (!ops[i]) {
       ++i;
@@ -211,12 +211,14 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
     // A staged receive whose stager fuses its wait with its copy in (one kernel) waits after
     // the batch; the others' waits go in it.
     fused.clear();
+    waits_first.clear();
     bool staged = false;
     for (; end < count && (!ops[end] || ops[end]->stream.get() == &s); ++end) {
       const Op *op = ops[end];
       if (!op) continue;
       staged |= op->stager != nullptr;
-      if (op->stager && op->stager->fuses_copy_in(*ex)) fused.push_back(end);
+      if (op->stager && op->stager->waits_first()) waits_first.push_back(end);
+      else if (op->stager && op->stager->fuses_copy_in(*ex)) fused.push_back(end);
       else waits.push_back({StreamMemOp::wait, op->done.word, op->done_value});
     }
     {
@@ -231,6 +233,19 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         for (int k = i; k < end; ++k)
           if (ops[k] && ops[k]->stager) MPIX_TRY(ops[k]->stager->before_wait(*ex));
       }
+      // Receives that may complete a peer's send (Stager::waits_first) wait and copy in
+      // before the others wait, after any deferred trigger.
+      if (!waits_first.empty()) MPIX_TRY(flush_deferred_trigger(s, *ex));
+      for (int k : waits_first) {
+        Stager &g = *ops[k]->stager;
+        if (g.fuses_copy_in(*ex)) {
+          MPIX_TRY(g.wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(),
+                                      s.peek_next_threshold()));
+        } else {
+          MPIX_TRY(ex->wait_value(ops[k]->done.word, ops[k]->done_value));
+          MPIX_TRY(g.after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
+        }
+      }
       // Deferred triggers of these (or earlier) ops go first, in the same call.
       const uint64_t t = s.take_deferred();
       if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
@@ -238,8 +253,13 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       const std::size_t n = waits.size() - (t ? 0 : 1);
       if (n) MPIX_TRY(ex->batch(first, n));
       std::size_t next_fused = 0;
+      std::size_t next_first = 0;
       for (int k = i; staged && k < end; ++k) {
         if (!ops[k] || !ops[k]->stager) continue;
+        if (next_first < waits_first.size() && waits_first[next_first] == k) {
+          ++next_first;  // done above
+          continue;
+        }
         if (next_fused < fused.size() && fused[next_fused] == k) {
           ++next_fused;
           MPIX_TRY(ops[k]->stager->wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value,

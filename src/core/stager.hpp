@@ -90,6 +90,10 @@ class Stager {
   }
   // Whether before_wait puts copies on the stream (a deferred trigger must then go first).
   virtual bool copies_before_wait() const { return false; }
+  // A receive whose copy in may complete a peer's send (deliver_from): among the requests of one
+  // MPIX_Waitall_enqueue its wait and copy in go before the others' waits, which may wait for
+  // that peer's send to complete.
+  virtual bool waits_first() const { return false; }
   // After the op's trigger, before its completion wait.
   virtual Status before_wait(ExecStream &ex) {
     (void)ex;

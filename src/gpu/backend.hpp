@@ -84,8 +84,9 @@ class ExecStream {
   // copy, not when it is enqueued: a staged receive copies only the bytes of the message that
   // arrived, whose length the agent stores before it releases the stream; @p skip is where
   // @p dst lies in the message (a piece of a chunked one). @p len_word lives in pinned memory
-  // and has two words: the length, and where to copy from when not @p src (0: @p src; else a
-  // GPU-direct message's address, read at run time too).
+  // and has four words: [0] the length; [1] where to copy from when not @p src (0: @p src; else
+  // a GPU-direct message's address, read at run time too); [3] set to 1 once a copy from [1]
+  // has run (the sender may reuse its buffer); [2] is the staging's own.
   virtual Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip = 0) {
     (void)dst;

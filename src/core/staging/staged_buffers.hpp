@@ -55,7 +55,7 @@ struct StagedBuffers {
   // GPU-direct message's device address, Stager::deliver_from).
   uint64_t *len_word = nullptr;
   uint64_t *piece_word = nullptr;          // pieces of a chunked message in the bounce buffer
-  uint64_t *copied_word = nullptr;         // set by the stream once a delivered message is copied
+  uint64_t *copied_word = nullptr;         // len_word[3]: set by the copy in of a delivered message
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
 };

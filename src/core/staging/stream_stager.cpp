@@ -6,10 +6,6 @@
 
 namespace mpix {
 
-Status StreamStager::announce_copied(ExecStream &ex) {
-  return direct_ ? ex.write_value(b_.copied_word, 1) : Status{};
-}
-
 Status StreamStager::before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) {
   (void)trigger_word;
   (void)first;
@@ -25,7 +21,6 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
   const StagedCopy &c = b_.in;
   if (clip_) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
   else MPIX_TRY(copy_to_user(ex, c));
-  MPIX_TRY(announce_copied(ex));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};
@@ -63,7 +58,6 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
   if (!claim_copy_in()) return ex.wait_value(done_word, done_value);
   const StagedCopy &c = b_.in;
   MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word));
-  MPIX_TRY(announce_copied(ex));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};

@@ -19,8 +19,9 @@ class StreamStager : public Stager {
   static std::size_t fused_copy_in_max();
   // @p clip: a receive copied in by its received length (the stream reads it at run time);
   // without, the copy out fills the bounce buffer from the receive buffer first. @p direct: a
-  // clipped receive that may get a GPU-direct message (Provider::may_deliver_device): its copy
-  // in is followed by the write of copied_word, which deliver_from's caller waits for.
+  // clipped receive that may get a GPU-direct message (Provider::may_deliver_device), which
+  // its copy in then takes from the sender's memory (deliver_from) and announces in
+  // copied_word (ExecStream::copy_prefix_async).
   StreamStager(StagedBuffers &&b, bool clip, bool direct = false)
       : b_(std::move(b)), clip_(clip), direct_(clip && direct) {}
   Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) override;
@@ -36,6 +37,7 @@ class StreamStager : public Stager {
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;
+  bool waits_first() const override { return direct_; }
   Status on_host_wait() override;
 
  protected:
@@ -44,9 +46,6 @@ class StreamStager : public Stager {
   bool claim_copy_in() { return b_.has_in && !copied_in_.exchange(true); }
 
   StagedBuffers b_;
-  // After a queued copy in: tells a GPU-direct sender that its message was copied.
-  Status announce_copied(ExecStream &ex);
-
   const bool clip_;
   const bool direct_;
   bool delivered_ = false;  // agent thread: the message went straight into the user's buffer

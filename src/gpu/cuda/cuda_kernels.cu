@@ -94,8 +94,26 @@ __device__ void copy_bytes(char *dst, const char *src, unsigned long long n) {
   else copy_prefix_words<unsigned char>(dst, src, n);
 }
 
+// A GPU-direct message copied from its sender's memory (@p from, len[1], not 0): once every
+// block has copied its share, the last one sets len[3], on which the receiver's agent answers
+// the sender (its buffer is free again). @p count: the grid's device counter (null for one
+// block), left at 0 for the stream's next launch.
+__device__ void announce_copied(volatile unsigned long long *len, unsigned long long from,
+                                unsigned long long *count) {
+  if (!from) return;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  if (gridDim.x > 1) {
+    __threadfence();
+    if (atomicAdd(count, 1ull) != gridDim.x - 1) return;
+    *count = 0;
+  }
+  __threadfence_system();
+  len[3] = 1;
+}
+
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
-                            const volatile unsigned long long *len, unsigned long long skip) {
+                            volatile unsigned long long *len, unsigned long long skip) {
   // The length lives in pinned host memory: read it once per block, not once per thread (every
   // thread reading the same host word is a PCIe read each, and they serialise: 65,536 of them
   // would take milliseconds for a 4 MiB receive).
@@ -109,6 +127,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, block_from ? reinterpret_cast<const char *>(block_from) : src, n);
+  announce_copied(len, block_from, nullptr);  // one block (copy_prefix_kernel)
 }
 
 // copy_prefix on a grid that reads the host length once: block 0 reads it and hands it to the
@@ -117,7 +136,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
 // before the copy could start (~1.4 us per read of one host word, one H200). Blocks start in
 // index order, so block 0 runs before any block waits for it.
 __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long max,
-                                 const volatile unsigned long long *len, unsigned long long skip,
+                                 volatile unsigned long long *len, unsigned long long skip,
                                  int slot, unsigned long long ticket);
 
 // A staged send's copy out and trigger in one kernel of one block: every thread copies its
@@ -139,7 +158,7 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
 // copy their share of the message's prefix as copy_prefix does.
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
                                char *dst, const char *src, unsigned long long max,
-                               const volatile unsigned long long *len) {
+                               volatile unsigned long long *len) {
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     while (static_cast<long long>(*word - value) < 0) {
@@ -152,6 +171,7 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   unsigned long long n = total;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
+  announce_copied(len, from, nullptr);
 }
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
@@ -163,7 +183,7 @@ __device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][4];
 
 __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
                                     unsigned long long value, char *dst, const char *src,
-                                    unsigned long long max, const volatile unsigned long long *len,
+                                    unsigned long long max, volatile unsigned long long *len,
                                     int slot, unsigned long long ticket) {
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
@@ -190,10 +210,11 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   unsigned long long n = total;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
 }
 
 __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long max,
-                                 const volatile unsigned long long *len, unsigned long long skip,
+                                 volatile unsigned long long *len, unsigned long long skip,
                                  int slot, unsigned long long ticket) {
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
@@ -217,6 +238,7 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
 }
 
 }  // namespace
@@ -246,14 +268,14 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
     wait_then_copy_grid<<<blocks, 256, 0, s>>>(
         reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
         static_cast<const char *>(src), max_bytes,
-        reinterpret_cast<const unsigned long long *>(len_word), slot, ticket);
+        reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), slot, ticket);
     MPIX_CUDA_CHECK(cudaGetLastError());
     return {};
   }
-  wait_then_copy<<<1, 256, 0, s>>>(reinterpret_cast<const unsigned long long *>(dev_word), value,
-                                   static_cast<char *>(dst), static_cast<const char *>(src),
-                                   max_bytes,
-                                   reinterpret_cast<const unsigned long long *>(len_word));
+  wait_then_copy<<<1, 256, 0, s>>>(
+      reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
+      static_cast<const char *>(src), max_bytes,
+      reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)));
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }
@@ -265,17 +287,21 @@ Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::
   // About 16 KiB per block, at most 1024 blocks of 256 threads: enough loads in flight to keep
   // a host-to-device copy of many MiB near the link's bandwidth, one block for small messages.
   const std::size_t want = (max_bytes + 16383) / 16384;
-  const unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
-  if (slot >= 0 && blocks > 1) {
+  unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
+  // Without the stream's device words the blocks cannot tell which finished last (a GPU-direct
+  // message's copy is announced once all have): one block.
+  if (slot < 0) blocks = 1;
+  if (blocks > 1) {
     copy_prefix_grid<<<blocks, 256, 0, s>>>(
         static_cast<char *>(dst), static_cast<const char *>(src), max_bytes,
-        reinterpret_cast<const unsigned long long *>(len_word), skip, slot, ticket);
+        reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), skip, slot,
+        ticket);
     MPIX_CUDA_CHECK(cudaGetLastError());
     return {};
   }
-  copy_prefix<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
-                                     max_bytes,
-                                     reinterpret_cast<const unsigned long long *>(len_word), skip);
+  copy_prefix<<<blocks, 256, 0, s>>>(
+      static_cast<char *>(dst), static_cast<const char *>(src), max_bytes,
+      reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), skip);
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }

@@ -101,6 +101,7 @@ class HostExecStream final : public ExecStream {
           if (n)
             std::memcpy(c->dst, from ? reinterpret_cast<const void *>(from) : c->src,
                         n < c->max ? static_cast<std::size_t>(n) : c->max);
+          if (from) store_signal(const_cast<uint64_t *>(c->len) + 3, 1);  // copied
         },
         c.get());
     if (rc == 0) c.release();  // the host function owns it now
