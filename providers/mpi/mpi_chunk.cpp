@@ -294,7 +294,10 @@ struct ChunkRecv {
     device = ex->device();
     // With MPIX_GPU_DIRECT_COPY=stream, the receiving stream's copy in takes the message from
     // the sender's memory: the receive completes now, and the sender hears once the stream has
-    // copied.
+    // copied. Only where a stream wait on the receive is queued already: a receive that a host
+    // MPI_Wait / MPI_Waitall may complete would copy only when that call returns, and an
+    // MPI_Waitall that also waits on a send to the same peer would never return (each side's
+    // send waits for the other's copy). Those are copied by the agent.
     const char *src = nullptr;
     Status mapped = path.map_source(rts, be, device, &src);
     if (!mapped.is_ok()) {
@@ -307,7 +310,8 @@ struct ChunkRecv {
     }
     const uint64_t *copied = nullptr;
     std::shared_ptr<const void> keep;
-    if (ipc_stream_copies() && op_deliver_from(*op, src, msg, &copied, &keep)) {
+    if (ipc_stream_copies() && op_stream_waits(*op) &&
+        op_deliver_from(*op, src, msg, &copied, &keep)) {
       written = msg;
       phase = Phase::plain;
       path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));

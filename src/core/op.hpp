@@ -145,6 +145,11 @@ void op_pieces_arrived(Op &op, uint64_t len, uint64_t n);
 // A GPU-direct receive: the device buffer to deliver the message straight into, or null (then
 // into op.rbuf as usual).
 void *op_direct_target(Op &op);
+// Whether a stream waits on the op already (its wait, and any copy in after it, are on the
+// stream): a host MPI_Wait / MPI_Test can no longer complete it.
+inline bool op_stream_waits(const Op &op) {
+  return (op.flags.load(std::memory_order_acquire) & kOpWaitEnqueued) != 0;
+}
 // A GPU-direct receive its stream copies (Stager::deliver_from): whether the stream's copy in
 // takes the message's @p bytes from @p from; then *@p copied turns nonzero once it has, and
 // *@p keep holds the word until then (the op may be gone by that time).
