@@ -83,6 +83,21 @@ TEST_CASE("a stream stager copies in only the message's bytes", "[stager]") {
   CHECK(mpix::staging_pool_stats().in_use == in_use);
 }
 
+TEST_CASE("a staged receive of 2^k bytes takes a bounce buffer of 2^k bytes and a page",
+          "[stager]") {
+  HostStream s;
+  const std::size_t before = mpix::staging_pool_stats().bytes;
+  std::vector<char> user(1 << 20, 'u');
+  char *bounce = nullptr;
+  {
+    mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true);
+    // The span and the length words after it, not twice the span.
+    const std::size_t grown = mpix::staging_pool_stats().bytes - before;
+    CHECK(grown <= (std::size_t{1} << 20) + 4096);
+    CHECK(grown >= (std::size_t{1} << 20));
+  }
+}
+
 TEST_CASE("a message delivered straight into the target is not copied over", "[stager]") {
   HostStream s;
   std::vector<char> user(64, 'u');

@@ -13,10 +13,15 @@
 namespace mpix {
 namespace {
 
-// Smallest power of two >= bytes, at least one page.
+// Smallest power of two >= bytes, at least one page; or a power of two and one page where that
+// holds them: a staged receive of 2^k bytes needs its span and a few words after it (its length
+// and source words), which would otherwise take a buffer of twice the size (a 64 MiB receive,
+// 128 MiB of pinned memory).
 std::size_t size_class(std::size_t bytes) {
-  std::size_t c = 4096;
+  constexpr std::size_t kPage = 4096;
+  std::size_t c = kPage;
   while (c < bytes) c <<= 1;
+  if (c > 2 * kPage && bytes <= c / 2 + kPage) return c / 2 + kPage;
   return c;
 }
 
