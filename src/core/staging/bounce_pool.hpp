@@ -1,7 +1,7 @@
 // Pinned host bounce buffers for staged device memory (core/stager.hpp), pooled by size class
-// (a power of two, or a power of two and a page) per backend. A buffer goes back to the pool when its stager is destroyed, and is
-// reused once nothing can touch it any more: at once, or once a stream's trigger word reaches a
-// value (the stream has run its copy in from it).
+// (a power of two, or a power of two and a page) per backend. A buffer goes back to the pool when
+// its stager is destroyed, and is reused once nothing can touch it any more: at once, or once a
+// stream's trigger word reaches a value (the stream has run its copy in from it).
 #pragma once
 
 #include <cstddef>
