@@ -30,15 +30,15 @@ const IpcMapCache::Mapping *IpcMapCache::same_memory(const unsigned char *handle
   return nullptr;
 }
 
-const IpcMapCache::Mapping *IpcMapCache::inside_block(const Key &k, Backend *be, int device,
-                                                      char **at) const {
+const IpcMapCache::Mapping *IpcMapCache::covering(const Key &k, Backend *be, int device,
+                                                  char **at) const {
   const Mapping *best = nullptr;
   auto fits = [&](const Mapping &m) {
     if (!m.base || m.be != be || m.device != device || m.host != k.host || m.pid != k.pid ||
-        m.hi == 0)
+        m.hi == 0 || k.base < m.sender_base)
       return;
     const uint64_t p = reinterpret_cast<uint64_t>(m.base) + (k.base - m.sender_base);
-    if (p < m.lo || p > m.hi || m.hi - p < k.extent) return;
+    if (p < m.lo || p >= m.hi) return;
     if (best && best->seq > m.seq) return;
     best = &m;
     *at = reinterpret_cast<char *>(p);
@@ -71,18 +71,19 @@ Status IpcMapCache::map(const Key &k, Backend *be, int device, char **base) {
       void *p = nullptr;
       unsigned char h[64];
       std::memcpy(h, k.handle, sizeof h);
-      Status st = be->ipc_open(device, h, &p);
+      bool in_use = false;
+      Status st = be->ipc_open(device, h, &p, &in_use);
       if (!st.is_ok()) {
-        // Part of a block mapped here already (for another allocation)?
+        // Mapped here already, as part of an allocation the sender freed?
         char *in = nullptr;
-        const Mapping *holder = inside_block(k, be, device, &in);
+        const Mapping *holder = in_use ? covering(k, be, device, &in) : nullptr;
         if (!holder) {
           maps_.erase(std::make_tuple(k.host, k.pid, k.base));
           return st;
         }
         MPIX_LOG(debug, "mpi",
-                 "GPU-direct: allocation at %#llx of process %lld lies in a block mapped "
-                 "here already",
+                 "GPU-direct: allocation at %#llx of process %lld lies in memory mapped here "
+                 "already",
                  static_cast<unsigned long long>(k.base), static_cast<long long>(k.pid));
         p = in;
         lo = holder->lo;

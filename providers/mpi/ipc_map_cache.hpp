@@ -3,18 +3,23 @@
 //
 // An entry is keyed by (sender host, sender pid, allocation start) and remembers the sender's
 // buffer id: a sender that freed an allocation and made another at the same address sends a
-// new buffer id, and the old mapping is retired — kept, not closed, since unmapping
-// (cudaIpcCloseMemHandle) waits for the device, and a stream of this process may be waiting for
-// the very agent that would close it. Retired mappings are closed with the cache (at
-// MPI_Finalize, once the agent has stopped). CUDA maps an allocation at most once per process
-// (cudaErrorAlreadyMapped): a re-made allocation whose IPC handle equals one already mapped
-// reuses that mapping. The CUDA allocator also hands out small allocations as parts of one
-// larger block, which IPC maps whole: a second allocation of a block this process maps already
-// (whose open fails, cudaErrorAlreadyMapped) is found inside an existing mapping of the same
-// sender, at the same distance from that mapping's allocation as in the sender, where the
-// mapped range (Backend::ipc_mapped_range) covers it (the newest such mapping: an older one may
-// be of a block the sender freed whose addresses it has used again). No MPI and no device needed:
-// unit-tested with a fake backend.
+// new buffer id, and the old mapping is retired -- kept, not closed: unmapping
+// (cudaIpcCloseMemHandle) waits until every stream of this process is idle (measured:
+// bench/cuda/probe_ipc_remap.cu), and a stream of this process may be waiting for the very
+// agent that would close it. Retired mappings are closed with the cache (at MPI_Finalize, once
+// the agent has stopped).
+//
+// What CUDA does, measured on one H200 (probe_ipc_remap.cu): the CUDA allocator hands out
+// small allocations as parts of one larger memory block; an importer maps the whole block
+// once, and each allocation of it that it opens lies at the same distance from the others as
+// in the exporter. Opening a handle of the same allocation again returns the same address.
+// Opening a new allocation in a block this process maps is refused (cudaErrorAlreadyMapped,
+// Backend::ipc_open's in_use) where it starts inside an allocation the exporter freed but this
+// process still maps (the allocator reused the place). That memory is mapped here already: the
+// new allocation is found through the mapping that covers its start, at the same distance as
+// in the sender (the newest such mapping: an older one may be of a block the sender freed
+// whose addresses it has used again). No MPI and no device needed: unit-tested with a fake
+// backend that behaves as CUDA did.
 #pragma once
 
 #include <cstdint>
@@ -61,14 +66,14 @@ class IpcMapCache {
     uint64_t host = 0;  // the sender, and where the allocation starts there
     int64_t pid = 0;
     uint64_t sender_base = 0;
-    uint64_t lo = 0, hi = 0;  // what the mapping covers here (0, 0: unknown)
+    uint64_t lo = 0, hi = 0;  // the mapped allocation here (0, 0: unknown)
     uint64_t seq = 0;         // when it was made: the newest of several that fit is live
-    bool owned = false;       // made by ipc_open (closed with the cache), not found inside one
+    bool owned = false;       // made by ipc_open (closed with the cache), not found in another
   };
   const Mapping *same_memory(const unsigned char *handle, Backend *be, int device) const;
-  // The mapping of another allocation of the same block that @p k's allocation lies in, and
-  // *@p at, where it lies here; null if none.
-  const Mapping *inside_block(const Key &k, Backend *be, int device, char **at) const;
+  // The newest mapping of the same sender whose allocation held the address where @p k's
+  // starts, and *@p at, where that address is here; null if none.
+  const Mapping *covering(const Key &k, Backend *be, int device, char **at) const;
 
   std::map<std::tuple<uint64_t, int64_t, uint64_t>, Mapping> maps_;
   std::vector<Mapping> retired_;

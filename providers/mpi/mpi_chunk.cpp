@@ -312,6 +312,11 @@ struct ChunkRecv {
     std::shared_ptr<const void> keep;
     if (ipc_stream_copies() && op_stream_waits(*op) &&
         op_deliver_from(*op, src, msg, &copied, &keep)) {
+      MPIX_LOG(trace, "mpi",
+               "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
+               "copied by the stream",
+               probe.MPI_SOURCE, probe.MPI_TAG, static_cast<unsigned long long>(msg),
+               static_cast<unsigned long long>(rts.token));
       written = msg;
       phase = Phase::plain;
       path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));
@@ -330,12 +335,19 @@ struct ChunkRecv {
       unpack = true;
     }
     MPIX_TRY(path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, &ticket));
+    MPIX_LOG(trace, "mpi",
+             "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
+             "copied by the agent (ticket %llu)",
+             probe.MPI_SOURCE, probe.MPI_TAG, static_cast<unsigned long long>(msg),
+             static_cast<unsigned long long>(rts.token), static_cast<unsigned long long>(ticket));
     phase = Phase::copy;
     return {};
   }
 
   // The GPU-direct copy has run (or was refused): tell the sender, fill in the receive.
   Status copy_done(IpcPath &path) {
+    MPIX_LOG(trace, "mpi", "GPU-direct receive from %d: copied (ticket %llu), answering",
+             probe.MPI_SOURCE, static_cast<unsigned long long>(ticket));
     if (unpack) MPIX_TRY(unpack_temp(msg));
     else written = msg;
     phase = Phase::plain;

@@ -182,7 +182,10 @@ class Backend {
   // the device allocation holding @p p and its buffer id (unique per allocation for the
   // process's life, so a freed and re-made allocation at the same address has another).
   // ipc_handle: the IPC handle of the allocation starting at @p base. ipc_open: maps an
-  // allocation another process exported into this one, on @p device, until ipc_close.
+  // allocation another process exported into this one, on @p device, until ipc_close; on a
+  // refusal because the memory is mapped here already under another handle (CUDA's
+  // cudaErrorAlreadyMapped: the exporter freed an allocation that this process still maps and
+  // made another at the same place in the same memory block), *@p in_use is set.
   // ipc_device_uuid: the device's UUID, so that ranks can tell whether they share a GPU;
   // ipc_can_reach: whether @p device can map memory of the device with UUID @p uuid (the same
   // GPU, or a visible peer with peer access).
@@ -192,8 +195,9 @@ class Backend {
     (void)buffer_id;
     return no_ipc();
   }
-  // The range [*start, *start + *size) of the mapping that holds @p p in this process (an
-  // allocation, or what ipc_open mapped: with a sub-allocated export, the whole block).
+  // The range [*start, *start + *size) of the allocation that holds @p p in this process (for
+  // a pointer ipc_open returned: the exported allocation's extent; CUDA maps the whole memory
+  // block the allocation lies in, so that the block's other allocations are mapped too).
   virtual Status ipc_mapped_range(const void *p, uint64_t *start, uint64_t *size) {
     (void)p;
     (void)start;
@@ -205,10 +209,12 @@ class Backend {
     (void)handle;
     return no_ipc();
   }
-  virtual Status ipc_open(int device, const unsigned char (&handle)[64], void **base) {
+  virtual Status ipc_open(int device, const unsigned char (&handle)[64], void **base,
+                          bool *in_use) {
     (void)device;
     (void)handle;
     (void)base;
+    *in_use = false;
     return no_ipc();
   }
   virtual void ipc_close(int device, void *base) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -15,9 +16,13 @@ using namespace mpix;
 
 namespace {
 
-// Maps a "handle" (its first byte names the sender's memory block, its second where the
-// allocation starts in the block) to a fake address: the whole block, 64 bytes, is mapped.
-// Refuses a second open of a block that is still mapped, as CUDA does (cudaErrorAlreadyMapped).
+// Behaves as CUDA IPC did on an H200 (bench/cuda/probe_ipc_remap.cu). A "handle" names a
+// memory block of the sender (byte 0), where the allocation starts in it (byte 1), its size
+// (byte 2) and which allocation it is (byte 3: the sender's allocator may put another one at the
+// same place once the first is freed). The first open of a block maps the whole block, 64
+// bytes, here; an allocation of a mapped block lies at its offset in that mapping. Opening a
+// handle while another allocation that starts at the same place of the block is still mapped is
+// refused as "in use" (cudaErrorAlreadyMapped).
 class FakeIpcBackend : public Backend {
  public:
   StreamKind kind() const override { return StreamKind::cuda; }
@@ -28,45 +33,68 @@ class FakeIpcBackend : public Backend {
   MemKind classify(const void *) const override { return MemKind::host; }
   Status alloc_pinned(std::size_t, void **) override { return make_status(MPI_ERR_NO_MEM, "none"); }
   void free_pinned(void *) override {}
-  Status ipc_open(int device, const unsigned char (&handle)[64], void **base) override {
+  Status ipc_open(int device, const unsigned char (&handle)[64], void **base,
+                  bool *in_use) override {
     (void)device;
-    const int memory = handle[0];
-    if (mapped.count(memory)) return make_status(MPI_ERR_OTHER, "already mapped");
-    ++opens;
-    char *p = arena + 64 * static_cast<std::size_t>(opens);
-    mapped[memory] = p;
-    *base = p + handle[1];
+    *in_use = false;
+    if (refuse) return make_status(MPI_ERR_NO_MEM, "out of memory");
+    const int block = handle[0], at = handle[1], size = handle[2], id = handle[3];
+    auto held = allocs.find({block, at});
+    if (held != allocs.end() && held->second.id != id) {
+      *in_use = true;
+      return make_status(MPI_ERR_OTHER, "already mapped");
+    }
+    if (!blocks.count(block)) {
+      ++opens;
+      blocks[block] = arena + 64 * static_cast<std::size_t>(opens);
+    }
+    Alloc &a = allocs[{block, at}];
+    a.id = id;
+    a.size = size;
+    ++a.refs;
+    *base = blocks[block] + at;
     return {};
   }
   Status ipc_mapped_range(const void *p, uint64_t *start, uint64_t *size) override {
-    const auto at = static_cast<std::size_t>(static_cast<const char *>(p) - arena);
-    *start = reinterpret_cast<uint64_t>(arena + at / 64 * 64);
-    *size = 64;
-    return {};
+    for (const auto &b : blocks)
+      for (const auto &a : allocs)
+        if (a.first.first == b.first && b.second + a.first.second == p) {
+          *start = reinterpret_cast<uint64_t>(p);
+          *size = static_cast<uint64_t>(a.second.size);
+          return {};
+        }
+    return make_status(MPI_ERR_ARG, "not an opened allocation");
   }
   void ipc_close(int device, void *base) override {
     (void)device;
     ++closes;
     closed.push_back(base);
-    for (auto it = mapped.begin(); it != mapped.end(); ++it)
-      if (it->second == base) {
-        mapped.erase(it);
+    for (auto it = allocs.begin(); it != allocs.end(); ++it)
+      if (blocks[it->first.first] + it->first.second == base) {
+        if (--it->second.refs == 0) allocs.erase(it);
         break;
       }
   }
   std::string describe() const override { return "fake"; }
 
+  struct Alloc {
+    int id = 0, size = 0, refs = 0;
+  };
   char arena[64 * 32] = {};
-  std::map<int, char *> mapped;  // memory -> where it is mapped
+  std::map<int, char *> blocks;                 // block -> where it is mapped
+  std::map<std::pair<int, int>, Alloc> allocs;  // (block, start) -> the allocation opened there
   std::vector<void *> closed;
   int opens = 0, closes = 0;
+  bool refuse = false;
 };
 
 struct Handle {
   unsigned char b[64] = {};
-  explicit Handle(int memory, int at = 0) {
-    b[0] = static_cast<unsigned char>(memory);
+  explicit Handle(int block, int at = 0, int size = 64, int id = 1) {
+    b[0] = static_cast<unsigned char>(block);
     b[1] = static_cast<unsigned char>(at);
+    b[2] = static_cast<unsigned char>(size);
+    b[3] = static_cast<unsigned char>(id);
   }
 };
 
@@ -109,15 +137,15 @@ TEST_CASE("GPU-direct mapping cache: one mapping per allocation, re-made ones ma
   char *a = nullptr, *b = nullptr;
   {
     IpcMapCache cache;
-    const Handle h1(1), h2(2), h3(3);
+    const Handle h1(1, 0, 32);  // block 1, bytes [0, 32) of it
     REQUIRE(cache.map(key(0x1000, 11, h1), &be, 0, &a).is_ok());
     REQUIRE(cache.map(key(0x1000, 11, h1), &be, 0, &b).is_ok());
     CHECK(a == b);
     CHECK(be.opens == 1);
 
-    SECTION("a freed allocation re-made at the same address is mapped anew; the old is kept") {
+    SECTION("a freed allocation re-made at the same address in new memory is mapped anew") {
       char *c = nullptr;
-      REQUIRE(cache.map(key(0x1000, 12, h2), &be, 0, &c).is_ok());
+      REQUIRE(cache.map(key(0x1000, 12, Handle(2)), &be, 0, &c).is_ok());
       CHECK(c != a);
       CHECK(be.opens == 2);
       CHECK(be.closes == 0);  // never while the agent runs: unmapping waits for the device
@@ -135,44 +163,65 @@ TEST_CASE("GPU-direct mapping cache: one mapping per allocation, re-made ones ma
     }
     SECTION("other addresses and other processes are other mappings") {
       char *c = nullptr, *d = nullptr;
-      REQUIRE(cache.map(key(0x2000, 13, h3), &be, 0, &c).is_ok());
-      REQUIRE(cache.map(key(0x1000, 11, h2, 8), &be, 0, &d).is_ok());
+      REQUIRE(cache.map(key(0x2000, 13, Handle(3)), &be, 0, &c).is_ok());
+      REQUIRE(cache.map(key(0x1000, 11, Handle(4), 8), &be, 0, &d).is_ok());
       CHECK(c != a);
       CHECK(d != a);
       CHECK(d != c);
       CHECK(be.opens == 3);
     }
-    SECTION("another allocation of a mapped block is found inside that block's mapping") {
-      // The sender's allocator put a second allocation 16 bytes into block 1 (at 0x1010):
-      // opening it fails (the block is mapped), and the cache finds it in the first mapping.
-      const Handle part(1, 16);
+    SECTION("another allocation of a mapped block opens at its place in the block") {
       char *c = nullptr;
-      REQUIRE(cache.map(key(0x1010, 15, part, 7, 48), &be, 0, &c).is_ok());
-      CHECK(c == a + 16);
-      CHECK(be.opens == 1);
-      char *d = nullptr;  // cached now
-      REQUIRE(cache.map(key(0x1010, 15, part, 7, 48), &be, 0, &d).is_ok());
-      CHECK(d == a + 16);
-      // Past the mapped block, or of another process: the refusal stands.
-      const Handle far(1, 40);
-      CHECK_FALSE(cache.map(key(0x1028, 16, far, 7, 32), &be, 0, &c).is_ok());
-      const Handle other(1, 17);  // (a handle of another process has other bytes)
-      CHECK_FALSE(cache.map(key(0x1010, 17, other, 8, 8), &be, 0, &c).is_ok());
-      CHECK(be.opens == 1);
+      REQUIRE(cache.map(key(0x1020, 15, Handle(1, 32, 16)), &be, 0, &c).is_ok());
+      CHECK(c == a + 32);
+      CHECK(be.opens == 1);  // the block was mapped already
     }
-    SECTION("a refused mapping is an error, and is not cached") {
-      be.mapped[9] = be.arena;  // memory 9 is mapped already, outside the cache
-      const Handle h9(9);
+    SECTION(
+        "a freed allocation re-made at the same place of the same block (CUDA refuses it) "
+        "is found in the mapping that holds that place") {
+      // The sender freed the 32 bytes at 0x1000 and made 48 there (another allocation id):
+      // opening it is refused while the old one is mapped, and the old mapping covers it.
+      const Handle again(1, 0, 48, 2);
       char *c = nullptr;
-      CHECK_FALSE(cache.map(key(0x3000, 14, h9), &be, 0, &c).is_ok());
-      be.mapped.erase(9);
-      REQUIRE(cache.map(key(0x3000, 14, h9), &be, 0, &c).is_ok());
+      REQUIRE(cache.map(key(0x1000, 16, again, 7, 48), &be, 0, &c).is_ok());
+      CHECK(c == a);
+      CHECK(cache.retired() == 1);
+      char *d = nullptr;  // cached now
+      REQUIRE(cache.map(key(0x1000, 16, again, 7, 48), &be, 0, &d).is_ok());
+      CHECK(d == a);
+      // One that starts inside the freed allocation, at another place: found there too.
+      char *e = nullptr;
+      be.allocs[{1, 8}] = FakeIpcBackend::Alloc{9, 8, 1};  // CUDA would refuse it as in use
+      REQUIRE(cache.map(key(0x1008, 17, Handle(1, 8, 8, 3)), &be, 0, &e).is_ok());
+      CHECK(e == a + 8);
+      CHECK(be.opens == 1);
+      be.allocs.erase({1, 8});
+    }
+    SECTION("refused as in use, but no mapping of that sender covers it: an error, not cached") {
+      be.allocs[{1, 40}] = FakeIpcBackend::Alloc{9, 8, 1};  // mapped outside the cache
+      char *c = nullptr;
+      CHECK_FALSE(cache.map(key(0x1028, 18, Handle(1, 40, 8, 3)), &be, 0, &c).is_ok());
+      // Another process's allocation is never found in this sender's mappings.
+      be.allocs[{1, 0}].id = 5;
+      CHECK_FALSE(cache.map(key(0x1000, 19, Handle(1, 0, 8, 4), 8), &be, 0, &c).is_ok());
+      be.allocs[{1, 0}].id = 1;
+      be.allocs.erase({1, 40});
+      REQUIRE(cache.map(key(0x1028, 18, Handle(1, 40, 8, 3)), &be, 0, &c).is_ok());
+      CHECK(c == a + 40);
+    }
+    SECTION("any other refusal is an error, and is not cached") {
+      be.refuse = true;
+      char *c = nullptr;
+      CHECK_FALSE(cache.map(key(0x3000, 14, Handle(9)), &be, 0, &c).is_ok());
+      CHECK_FALSE(cache.map(key(0x1000, 20, Handle(1, 0, 8, 7)), &be, 0, &c).is_ok());
+      be.refuse = false;
+      REQUIRE(cache.map(key(0x3000, 14, Handle(9)), &be, 0, &c).is_ok());
       CHECK(c != nullptr);
     }
   }
-  // The cache's end unmaps each mapping exactly once.
-  CHECK(be.closes == be.opens);
+  // The cache's end unmaps each mapping it opened exactly once.
   std::vector<void *> seen = be.closed;
   for (std::size_t i = 0; i < seen.size(); ++i)
     for (std::size_t k = i + 1; k < seen.size(); ++k) CHECK(seen[i] != seen[k]);
+  CHECK(be.allocs.empty());
 }

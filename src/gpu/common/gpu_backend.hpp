@@ -178,11 +178,13 @@ class GpuBackend final : public Backend {
     MPIX_TRY(start());
     return Api::ipc_handle(base, handle);
   }
-  Status ipc_open(int device, const unsigned char (&handle)[64], void **base) override {
+  Status ipc_open(int device, const unsigned char (&handle)[64], void **base,
+                  bool *in_use) override {
+    *in_use = false;
     MPIX_TRY(start());
     DeviceGuard<Api> g(device);
     MPIX_TRY(g.status());
-    return Api::ipc_open(handle, base);
+    return Api::ipc_open(handle, base, in_use);
   }
   void ipc_close(int device, void *base) override {
     DeviceGuard<Api> g(device);

@@ -380,10 +380,14 @@ Status CudaApi::ipc_handle(uint64_t base, unsigned char (&handle)[64]) {
   return {};
 }
 
-Status CudaApi::ipc_open(const unsigned char (&handle)[64], void **base) {
+Status CudaApi::ipc_open(const unsigned char (&handle)[64], void **base, bool *in_use) {
   cudaIpcMemHandle_t h;
   std::memcpy(&h, handle, sizeof h);
-  MPIX_CUDA_CHECK(cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess));
+  const cudaError_t rc = cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+  *in_use = rc == cudaErrorAlreadyMapped;
+  if (rc != cudaSuccess)
+    return cuda_status(rc, "cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess)",
+                       __FILE__, __LINE__);
   return {};
 }
 

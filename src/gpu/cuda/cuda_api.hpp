@@ -90,7 +90,7 @@ struct CudaApi {
   static Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id);
   static Status mapped_range(const void *p, uint64_t *start, uint64_t *size);
   static Status ipc_handle(uint64_t base, unsigned char (&handle)[64]);
-  static Status ipc_open(const unsigned char (&handle)[64], void **base);
+  static Status ipc_open(const unsigned char (&handle)[64], void **base, bool *in_use);
   static void ipc_close(void *base);
   static Status device_uuid(int dev, unsigned char (&uuid)[16]);
   static bool can_access_peer(int dev, int peer);

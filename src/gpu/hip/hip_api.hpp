@@ -68,7 +68,10 @@ struct HipApi {
   static Status ipc_range(const void *, uint64_t *, uint64_t *) { return no_ipc(); }
   static Status mapped_range(const void *, uint64_t *, uint64_t *) { return no_ipc(); }
   static Status ipc_handle(uint64_t, unsigned char (&)[64]) { return no_ipc(); }
-  static Status ipc_open(const unsigned char (&)[64], void **) { return no_ipc(); }
+  static Status ipc_open(const unsigned char (&)[64], void **, bool *in_use) {
+    *in_use = false;
+    return no_ipc();
+  }
   static void ipc_close(void *) {}
   static Status device_uuid(int, unsigned char (&)[16]) { return no_ipc(); }
   static bool can_access_peer(int, int) { return false; }
