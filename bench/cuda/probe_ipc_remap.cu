@@ -127,8 +127,8 @@ int main(int argc, char **argv) {
     *word = 0;
     CUdeviceptr dword = 0;
     cudaHostGetDevicePointer(reinterpret_cast<void **>(&dword), word, 0);
-    CUresult cr = cuStreamWaitValue32(reinterpret_cast<CUstream>(s), dword, 1,
-                                      CU_STREAM_WAIT_VALUE_GEQ);
+    CUresult cr =
+        cuStreamWaitValue32(reinterpret_cast<CUstream>(s), dword, 1, CU_STREAM_WAIT_VALUE_GEQ);
     if (cr != CUDA_SUCCESS) std::printf("rank 1: cuStreamWaitValue32 failed: %d\n", (int)cr);
     const auto t0 = Clock::now();
     std::thread setter([word] {
@@ -138,16 +138,18 @@ int main(int argc, char **argv) {
     if (pa) {
       auto t = Clock::now();
       cudaError_t rc = cudaIpcCloseMemHandle(pa);
-      std::printf("rank 1: close 64 KiB mapping while a stream waits: %s in %.1f us "
-                  "(the stream is released at 1.5e6 us)\n",
-                  cudaGetErrorName(rc), us_since(t));
+      std::printf(
+          "rank 1: close 64 KiB mapping while a stream waits: %s in %.1f us "
+          "(the stream is released at 1.5e6 us)\n",
+          cudaGetErrorName(rc), us_since(t));
     }
     if (!pb) pb = open_export(eb, "1 MiB after closing the 64 KiB one");
     const double before_sync = us_since(t0);
     cudaStreamSynchronize(s);
-    std::printf("rank 1: all above done %.1f us after the stream blocked; stream released at "
-                "%.1f us\n",
-                before_sync, us_since(t0));
+    std::printf(
+        "rank 1: all above done %.1f us after the stream blocked; stream released at "
+        "%.1f us\n",
+        before_sync, us_since(t0));
     setter.join();
     barrier();
     Export ec1 = recv_export();

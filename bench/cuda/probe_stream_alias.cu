@@ -41,10 +41,8 @@ int main(int argc, char **argv) {
   std::vector<cudaStream_t> b(n);
   std::vector<cudaEvent_t> ev(n);
   for (int i = 0; i < n; ++i) {
-    if (prio && i % 4 == 0)
-      cudaStreamCreateWithPriority(&b[i], cudaStreamNonBlocking, greatest);
-    else
-      cudaStreamCreateWithFlags(&b[i], cudaStreamNonBlocking);
+    if (prio && i % 4 == 0) cudaStreamCreateWithPriority(&b[i], cudaStreamNonBlocking, greatest);
+    else cudaStreamCreateWithFlags(&b[i], cudaStreamNonBlocking);
     cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
     cudaMemcpyAsync(dst, src, 4096, cudaMemcpyDeviceToDevice, b[i]);
     cudaEventRecord(ev[i], b[i]);

@@ -294,10 +294,14 @@ struct ChunkRecv {
     device = ex->device();
     // With MPIX_GPU_DIRECT_COPY=stream, the receiving stream's copy in takes the message from
     // the sender's memory: the receive completes now, and the sender hears once the stream has
-    // copied. Only where a stream wait on the receive is queued already: a receive that a host
-    // MPI_Wait / MPI_Waitall may complete would copy only when that call returns, and an
-    // MPI_Waitall that also waits on a send to the same peer would never return (each side's
-    // send waits for the other's copy). Those are copied by the agent.
+    // copied. Only where the stream's wait on the receive is queued already and is the next
+    // wait of that stream to be released (Stream::wait_order): the stream then reaches the copy
+    // whatever other ranks do. A receive that a host MPI_Wait / MPI_Waitall may complete would
+    // copy only when that call returns (an MPI_Waitall that also waits on a send to the same
+    // peer would never return: each side's send waits for the other's copy), and one whose
+    // stream first waits on a send (MPIX_Wait_enqueue on an Isend before the one on an Irecv,
+    // on both ranks) would wait for the peer's stream, which waits for this one. Those are
+    // copied by the agent.
     const char *src = nullptr;
     Status mapped = path.map_source(rts, be, device, &src);
     if (!mapped.is_ok()) {
@@ -311,6 +315,7 @@ struct ChunkRecv {
     const uint64_t *copied = nullptr;
     std::shared_ptr<const void> keep;
     if (ipc_stream_copies() && op_stream_waits(*op) &&
+        op->stream->wait_order().is_next(op->done.word, op->done_value) &&
         op_deliver_from(*op, src, msg, &copied, &keep)) {
       MPIX_LOG(trace, "mpi",
                "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "

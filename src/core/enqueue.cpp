@@ -154,6 +154,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   if (st.is_ok())
     st = enqueue_blocking_waits(s, *ex, stg.get(), fire, fired, op->done.word, op->done_value,
                                 &triggered, &copied_in);
+  if (st.is_ok()) s.wait_order().note(op->done.word, op->done_value);
   if (st.is_ok() && stg && !copied_in) {
     if (faults) st = fault_hit("copy_in");
     if (st.is_ok()) st = stg->after_wait(*ex, s.trigger_word(), s.peek_next_threshold());
@@ -241,8 +242,10 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         if (g.fuses_copy_in(*ex)) {
           MPIX_TRY(g.wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(),
                                       s.peek_next_threshold()));
+          s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
         } else {
           MPIX_TRY(ex->wait_value(ops[k]->done.word, ops[k]->done_value));
+          s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
           MPIX_TRY(g.after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
         }
       }
@@ -252,6 +255,8 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       const StreamMemOp *first = waits.data() + (t ? 0 : 1);
       const std::size_t n = waits.size() - (t ? 0 : 1);
       if (n) MPIX_TRY(ex->batch(first, n));
+      for (std::size_t w = 1; w < waits.size(); ++w)
+        s.wait_order().note(waits[w].word, waits[w].value);
       std::size_t next_fused = 0;
       std::size_t next_first = 0;
       for (int k = i; staged && k < end; ++k) {
@@ -264,6 +269,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
           ++next_fused;
           MPIX_TRY(ops[k]->stager->wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value,
                                                     s.trigger_word(), s.peek_next_threshold()));
+          s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
         } else {
           MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
         }

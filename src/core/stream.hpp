@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "base/signal_pool.hpp"
+#include "base/wait_order.hpp"
 #include "gpu/backend.hpp"
 
 namespace mpix {
@@ -42,6 +43,10 @@ class Stream {
   // The threshold the next op will get, without taking it (call with enqueue_mutex held).
   uint64_t peek_next_threshold() const { return last_threshold_ + 1; }
   uint64_t *trigger_word() const { return trigger_.word; }
+  // The stream's pending waits on mpix requests (MPIX_Wait_enqueue & co., blocking enqueues,
+  // queue waits), noted in stream order as they are queued (with enqueue_mutex held); read by
+  // the agent. Waits of partitioned requests and the program's own waits are not in it.
+  WaitOrder &wait_order() { return wait_order_; }
 
   // Deferred triggers (info key mpix_defer_trigger / MPIX_DEFER_TRIGGER): a nonblocking op's
   // trigger is not written at once but with the stream's next mpix operation that needs the
@@ -78,6 +83,7 @@ class Stream {
   std::atomic<int> attached_comms{0};   // stream communicators using it
 
  private:
+  WaitOrder wait_order_;
   uint64_t load_trigger_base() const;
   enum : unsigned { kErrSync = 1u, kErrWait = 2u };
   int take_error_for(unsigned who);

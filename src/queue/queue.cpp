@@ -104,7 +104,10 @@ Status Queue::wait() {
     const Pending &p = unwaited_[i];
     // A word that already holds the value needs no stream wait: values only grow, and a
     // recycled word's next owner waits for a larger one.
-    if (!reached(load_signal(p.word), p.value)) MPIX_TRY(ex->wait_value(p.word, p.value));
+    if (!reached(load_signal(p.word), p.value)) {
+      MPIX_TRY(ex->wait_value(p.word, p.value));
+      stream_->wait_order().note(p.word, p.value);
+    }
     // A staged receive lands in device memory after its wait, in stream order; its bounce
     // buffer is free again once the stream writes the next start's value.
     if (p.stager) MPIX_TRY(p.stager->after_wait(*ex, stream_->trigger_word(), base_ + starts_ + 1));

@@ -1,5 +1,5 @@
 // Waiting primitives: the cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, the notifier that
-// wakes sleepers, and the spin -> yield -> sleep backoff.
+// wakes sleepers, the spin -> yield -> sleep backoff, and the order of a stream's waits.
 #include "base/waiter.hpp"
 
 #include <atomic>
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "base/wait_order.hpp"
 #include "catch.hpp"
 
 using mpix::reached;
@@ -63,4 +64,26 @@ TEST_CASE("backoff escalates to sleeping and reset() starts over", "[waiter]") {
   CHECK(b.sleeping());  // after MPIX_SPIN_US + MPIX_YIELD_US
   b.reset();
   CHECK_FALSE(b.sleeping());
+}
+
+TEST_CASE("a stream's wait order: the next wait is the first one not yet released",
+          "[wait_order]") {
+  uint64_t send = 0, recv = 0, other = 0;
+  mpix::WaitOrder w;
+  CHECK_FALSE(w.is_next(&recv, 1));  // not queued: never "next"
+  w.note(&send, 1);                  // MPIX_Wait_enqueue on an Isend, then on an Irecv
+  w.note(&recv, 1);
+  CHECK(w.is_next(&send, 1));
+  CHECK_FALSE(w.is_next(&recv, 1));  // the stream waits on the send first
+  CHECK(w.pending() == 2);
+  mpix::store_signal(&send, 1);  // the send completed: the receive's wait comes next
+  CHECK(w.is_next(&recv, 1));
+  CHECK_FALSE(w.is_next(&recv, 2));  // another wait on the same word is another wait
+  // A later wait released out of order stays until those before it are released.
+  w.note(&other, 3);
+  mpix::store_signal(&other, 5);
+  CHECK(w.pending() == 2);
+  mpix::store_signal(&recv, 1);
+  CHECK(w.pending() == 0);
+  CHECK_FALSE(w.is_next(&other, 3));
 }
