@@ -1,9 +1,8 @@
 #!/bin/bash
-# Session 11 call 2: the stream-aliasing probe (bench/cuda/probe_stream_alias.cu) under MPS with
-# default / high-priority streams / CUDA_DEVICE_MAX_CONNECTIONS=32 or 1, and without MPS; then
-# gpu_pipeline with agent copies (the cudaErrorAlreadyMapped fix), gpu_event with agent copies
-# under CUDA_DEVICE_MAX_CONNECTIONS=32 (does the hang go?), and every gpu test with
-# MPIX_GPU_DIRECT=auto (agent copies), each alone.
+# Session 11 call 2: the stream-aliasing probe (bench/cuda/probe_stream_alias.cu) without MPS and
+# under MPS (default / high-priority streams / CUDA_DEVICE_MAX_CONNECTIONS=32 or 1); the
+# GPU-direct suites with MPIX_GPU_DIRECT=auto (stream copies where the wait is next, the new
+# default) and agent copies; every gpu test with MPIX_GPU_DIRECT=auto; D D latency.
 set -u
 out=${OUT:?}
 budget=${1:-420}
@@ -26,10 +25,18 @@ M=(mpirun -np 2 --bind-to none -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECT
    -x OMPI_MCA_btl_vader_single_copy_mechanism -x MPIX_GPU_DIRECT -x MPIX_GPU_DIRECT_COPY -x MPIX_LOG_LEVEL
    -x MPIX_LOG_SUBSYS -x MPIX_TEST_WATCHDOG_S -x CUDA_DEVICE_MAX_CONNECTIONS)
 export MPIX_GPU_DIRECT=auto MPIX_TEST_WATCHDOG_S=20
-MPIX_LOG_LEVEL=debug MPIX_LOG_SUBSYS=mpi timeout -k 2 40 "${M[@]}" build-gpu/test/gpu/gpu_pipeline > "$out/pipeline_agent.txt" 2>&1
-log "pipeline agent rc=$?"
-CUDA_DEVICE_MAX_CONNECTIONS=32 timeout -k 2 25 "${M[@]}" build-gpu/test/gpu/gpu_event > "$out/event_agent_conn32.txt" 2>&1
-log "event agent conn32 rc=$?"
+run() {  # name copy-mode test
+  left || { log "skip $1"; return; }
+  MPIX_GPU_DIRECT_COPY=$2 timeout -k 2 30 "${M[@]}" build-gpu/test/gpu/$3 > "$out/$1.txt" 2>&1
+  log "$1 rc=$?"
+}
+for t in gpu_direct gpu_p2p gpu_semantics gpu_pipeline gpu_datatype gpu_event; do run d_stream_$t stream $t; done
+run d_agent_gpu_pipeline agent gpu_pipeline
+CUDA_DEVICE_MAX_CONNECTIONS=32 run d_agent_conn32_gpu_event agent gpu_event
+L=(build-gpu/bench/mpix_latency -d cuda --set kernel=write --buffers "D D")
+lat() { left || return; timeout -k 5 60 "${M[@]}" "${L[@]}" "$@" > $out/$name.txt 2>&1; log "$name rc=$?"; }
+name=dd_stream lat --mode enqueue -m 8:67108864 -i 50 -x 20 --json $out/dd_stream.json
+name=dd_mpisync MPIX_GPU_DIRECT=off lat --mode mpi-sync -m 8:67108864 -i 50 -x 20 --json $out/dd_mpisync.json
 for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}'); do
   left || { echo "$t skipped (budget)" >> "$out/auto_summary.txt"; continue; }
   timeout -k 5 30 ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >> "$out/auto_ctest.log" 2>&1
