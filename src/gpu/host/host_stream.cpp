@@ -43,7 +43,7 @@ struct mpix_host_stream_s {
   // that a push while it spins needs no wake-up (a system call, ~1 us on a 16-core host).
   std::atomic<uint64_t> pushed{0};
   int sync_waiters = 0;
-  bool worker_waits = false;  // the worker sleeps on work_cv
+  bool worker_waits = false;  // the worker sleeps on work_cv and no push has woken it yet
   bool stop = false;
   std::thread worker;
 
@@ -90,13 +90,22 @@ struct mpix_host_stream_s {
     }
   }
 
+  // Under mu, after a put: whether this push wakes the worker. Only the first push after it
+  // fell asleep does: clearing worker_waits here spares the pushes that follow before the
+  // woken worker runs (on a loaded host, many) a notify of their own.
+  bool take_wake() {
+    const bool wake = worker_waits;
+    worker_waits = false;
+    return wake;
+  }
+
   void push(const Item &it) {
     bool wake;
     {
       std::lock_guard<std::mutex> lk(mu);
       reserve(1);
       put(it);
-      wake = worker_waits;
+      wake = take_wake();
     }
     if (wake) work_cv.notify_one();
   }
@@ -109,7 +118,7 @@ struct mpix_host_stream_s {
       for (std::size_t i = 0; i < n; ++i)
         put({ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, nullptr, nullptr,
              ops[i].word, ops[i].value});
-      wake = worker_waits;
+      wake = take_wake();
     }
     if (wake) work_cv.notify_one();
   }
