@@ -198,7 +198,7 @@ struct Fixture {
     op->done = mpix::signal_pool().acquire();
     op->done_value = mpix::load_signal(op->done.word) + 1;
     {
-      std::lock_guard<std::mutex> lk(stream->enqueue_mutex());
+      std::lock_guard<mpix::FutexLock> lk(stream->enqueue_mutex());
       op->threshold = stream->next_threshold();
     }
     stream->pending_ops.fetch_add(1);
