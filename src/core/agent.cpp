@@ -351,13 +351,16 @@ void Agent::run() {
       backoff.reset();
       continue;
     }
-    // Nothing happened this round: one spare request now (an MPI_Grequest_start the enqueue
-    // path then skips), and look again at once, so that a trigger waits at most that long.
-    if (spare_deficit_ > 0) {
-      spare_deficit_ = op_make_spare() ? spare_deficit_ - 1 : 0;
-      continue;
-    }
     if (armed_count_ == 0 && !providers_busy() && !pollers_busy && copying_in_.empty()) {
+      // Idle, with spare requests owed: start them now (each an MPI_Grequest_start an enqueue
+      // then skips), until a new op arrives; then look again instead of sleeping. Only when
+      // idle: between polls of armed ops they would delay firing, and a poll per spare (Open
+      // MPI yields in its progress when oversubscribed) made small exchanges slower.
+      if (spare_deficit_ > 0) {
+        while (spare_deficit_ > 0 && !incoming_.load(std::memory_order_relaxed))
+          spare_deficit_ = op_make_spare() ? spare_deficit_ - 1 : 0;
+        continue;
+      }
       // Idle: nothing can happen until a new op arrives, which notifies while sleep_ is
       // kAsleep. Set, then look again (both seq_cst, as in submit): either this load sees an op
       // pushed meanwhile, or its submitter sees kAsleep and notifies (or sees that one did),
