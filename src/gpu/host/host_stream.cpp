@@ -37,6 +37,7 @@ struct mpix_host_stream_s {
   std::condition_variable work_cv;  // worker: items arrived or stop
   std::condition_variable done_cv;  // synchronize(): items executed
   std::vector<Item> ring = std::vector<Item>(64);
+  std::size_t mask = 63;            // ring.size() - 1, kept: the size is a division by sizeof(Item)
   std::size_t head = 0, count = 0;  // the oldest item's index; items queued
   uint64_t enqueued = 0, executed = 0;
   // enqueued, readable without mu: the worker spins on it for a while before it sleeps, so
@@ -62,18 +63,19 @@ struct mpix_host_stream_s {
 
   // Under mu. Room for @p n more items, in order (the ring is unwrapped into the new array).
   void reserve(std::size_t n) {
-    if (count + n <= ring.size()) return;
+    if (count + n <= mask + 1) return;
     std::size_t cap = ring.size();
     while (cap < count + n) cap *= 2;
     std::vector<Item> grown(cap);
-    for (std::size_t i = 0; i < count; ++i) grown[i] = ring[(head + i) & (ring.size() - 1)];
+    for (std::size_t i = 0; i < count; ++i) grown[i] = ring[(head + i) & mask];
     ring.swap(grown);
+    mask = cap - 1;
     head = 0;
   }
 
   // Under mu; reserve() first.
   void put(const Item &it) {
-    ring[(head + count) & (ring.size() - 1)] = it;
+    ring[(head + count) & mask] = it;
     ++count;
     pushed.store(++enqueued, std::memory_order_relaxed);
   }
@@ -159,7 +161,7 @@ struct mpix_host_stream_s {
         }
         if (count == 0) return;  // stop requested and drained
         it = ring[head];
-        head = (head + 1) & (ring.size() - 1);
+        head = (head + 1) & mask;
         --count;
       }
       if (wake_sync) done_cv.notify_all();
