@@ -46,7 +46,7 @@ Status stream_progress(MPIX_Stream h) {
     MPIX_TRY(find_stream(h, &s));
     ExecStream *ex = nullptr;
     if (s->kind() != StreamKind::general && s->exec(&ex).is_ok()) {
-      std::lock_guard<std::mutex> lk(s->enqueue_mutex());
+      std::lock_guard<FutexLock> lk(s->enqueue_mutex());
       MPIX_TRY(flush_deferred_trigger(*s, *ex));
     }
   }

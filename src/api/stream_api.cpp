@@ -206,7 +206,7 @@ Status stream_drain_for_host_call(Stream &s) {
   ExecStream *ex = nullptr;
   MPIX_TRY(s.exec(&ex));
   {
-    std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+    std::lock_guard<FutexLock> lk(s.enqueue_mutex());
     MPIX_TRY(flush_deferred_trigger(s, *ex));
   }
   return ex->synchronize();
@@ -255,7 +255,7 @@ int MPIX_Stream_synchronize(MPIX_Stream stream) {
     ExecStream *ex = nullptr;
     if (st.is_ok()) st = s->exec(&ex);
     if (st.is_ok()) {
-      std::lock_guard<std::mutex> lk(s->enqueue_mutex());
+      std::lock_guard<FutexLock> lk(s->enqueue_mutex());
       st = flush_deferred_trigger(*s, *ex);
     }
     if (st.is_ok()) st = ex->synchronize();

@@ -17,6 +17,7 @@
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
 #include "core/op.hpp"
+#include "core/op_create.hpp"
 #include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/stager.hpp"
@@ -133,6 +134,11 @@ class Agent {
   // Agent-thread state.
   std::unordered_map<const uint64_t *, Armed> armed_;  // by trigger word (trigger_of)
   std::size_t armed_count_ = 0;
+  // Spare requests to start when idle (op_make_spare): one for each op with a request taken
+  // since the last ones were made, so that the spares follow what enqueues use. Capped, so that
+  // a burst leaves a bounded stock.
+  static constexpr std::size_t kMaxSpareDeficit = 1024;
+  std::size_t spare_deficit_ = 0;
   std::vector<Op *> done_;
   std::vector<Op *> copying_in_;  // STAGING_IN: complete once their copy in has run
   // MPIX_PROFILE: per stream, when its last completion word was written / trigger was seen.
@@ -159,6 +165,7 @@ bool Agent::take_incoming() {
     a.trigger = trigger_of(*op);
     a.ops.push_back(op);
     ++armed_count_;
+    if (op->grequest != MPI_REQUEST_NULL && spare_deficit_ < kMaxSpareDeficit) ++spare_deficit_;
     op = next;
   }
   return true;
@@ -345,6 +352,15 @@ void Agent::run() {
       continue;
     }
     if (armed_count_ == 0 && !providers_busy() && !pollers_busy && copying_in_.empty()) {
+      // Idle, with spare requests owed: start them now (each an MPI_Grequest_start an enqueue
+      // then skips), until a new op arrives; then look again instead of sleeping. Only when
+      // idle: between polls of armed ops they would delay firing, and a poll per spare (Open
+      // MPI yields in its progress when oversubscribed) made small exchanges slower.
+      if (spare_deficit_ > 0) {
+        while (spare_deficit_ > 0 && !incoming_.load(std::memory_order_relaxed))
+          spare_deficit_ = op_make_spare() ? spare_deficit_ - 1 : 0;
+        continue;
+      }
       // Idle: nothing can happen until a new op arrives, which notifies while sleep_ is
       // kAsleep. Set, then look again (both seq_cst, as in submit): either this load sees an op
       // pushed meanwhile, or its submitter sees kAsleep and notifies (or sees that one did),

@@ -113,7 +113,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   }
 
   Stream &s = *c.stream;
-  std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+  std::lock_guard<FutexLock> lk(s.enqueue_mutex());
   op->threshold = s.next_threshold();
   // A chunked send has one threshold per piece; the op's fire recipe writes the last.
   const std::shared_ptr<Stager> stg = op->stager;
@@ -223,7 +223,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       else waits.push_back({StreamMemOp::wait, op->done.word, op->done_value});
     }
     {
-      std::lock_guard<std::mutex> lk(s.enqueue_mutex());
+      std::lock_guard<FutexLock> lk(s.enqueue_mutex());
       // Chunked receives copy in piece by piece before their completion waits, after any
       // deferred trigger (which may be their own).
       bool copies = false;

@@ -164,6 +164,7 @@ void op_unref(Op *op) {
 }
 
 void op_delete(Op *op) {
+  if (op->spare_request != MPI_REQUEST_NULL) request_drop_spare(op);
   signal_pool().release(op->done);
   op_registry_remove(op);
   delete op;

@@ -104,8 +104,12 @@ struct Op {
   uint64_t done_value = 0;  // written to `done` at completion
 
   MPI_Request grequest = MPI_REQUEST_NULL;  // generalized request handed to the user, if any
-  MPI_Status *user_status = nullptr;        // where to copy the status in stream order
-  MPI_Status status{};                      // the result (MPI_ERROR: an error code, see error)
+  // A generalized request started ahead for this op's next request (request_start takes it),
+  // while the op waits in a pool: the agent starts them when it has nothing else to do
+  // (request_make_spare), so that an enqueue need not. Kept across reuse (op_reuse).
+  MPI_Request spare_request = MPI_REQUEST_NULL;
+  MPI_Status *user_status = nullptr;  // where to copy the status in stream order
+  MPI_Status status{};                // the result (MPI_ERROR: an error code, see error)
   // Why it failed: op_fail's reason (set before kOpAborted, while the op is ARMED), else the
   // agent's (op_failed / op_completed, before COMPLETE).
   Status error;
@@ -181,7 +185,8 @@ inline void op_wait_enqueued(Op &op, MPI_Status *st) {
 // go, and the op goes back to the Runtime's pool, core/op_pool.hpp, or is deleted: op_delete).
 void op_unref(Op *op);
 // A retired op taken from the pool made new for another use: every field as a new Op has it,
-// but the completion word (its value is where the last use left it) and the registry entry.
+// but the completion word (its value is where the last use left it), the registry entry and
+// the spare request.
 // Inline: op_create sets most fields again right after, and the compiler drops those stores.
 inline void op_reuse(Op &op) {
   op.kind = OpKind::send;
@@ -209,7 +214,7 @@ inline void op_reuse(Op &op) {
   op.abort_next = nullptr;
 }
 
-// Frees a retired op: its completion word, its registry entry, the op.
+// Frees a retired op: its spare request, its completion word, its registry entry, the op.
 void op_delete(Op *op);
 
 // Live-op registry: every op from creation to retirement, for the finalize-time report.

@@ -35,8 +35,13 @@ Status hold_datatype(Op &op, MPI_Datatype dt) {
 
 // A new op for @p a, registered, with its completion word; not yet seen by the agent.
 Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
-  OpPool *pool = runtime().op_pool();
-  Op *op = pool ? pool->take() : nullptr;
+  Runtime &rt = runtime();
+  Op *op = nullptr;
+  // One with a spare request where the op will have a request (request_start takes it).
+  if (plan.request)
+    if (OpPool *spares = rt.spare_pool()) op = spares->take();
+  OpPool *pool = rt.op_pool();
+  if (!op && pool) op = pool->take();
   if (op) {
     op_reuse(*op);
   } else {
@@ -98,6 +103,26 @@ Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, B
 }
 
 }  // namespace
+
+bool op_make_spare() {
+  Runtime *rt = runtime_current();
+  OpPool *pool = rt ? rt->op_pool() : nullptr;
+  OpPool *spares = rt ? rt->spare_pool() : nullptr;
+  if (!pool || !spares) return false;
+  Op *op = pool->take();
+  if (!op) {
+    op = new Op;
+    op->state.store(OpState::retired, std::memory_order_relaxed);  // as a pool's ops are
+    op_registry_add(op);
+    op->done = signal_pool().acquire();
+  }
+  if (op->spare_request == MPI_REQUEST_NULL && !request_make_spare(op)) {
+    pool->give(op);
+    return false;
+  }
+  spares->give(op);
+  return true;
+}
 
 void op_discard(Op *op) {
   if (op->grequest != MPI_REQUEST_NULL) {

@@ -79,6 +79,10 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out);
 Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **prov);
 // Frees an op op_create made that never reached the agent (or whose op_submit failed).
 void op_discard(Op *op);
+// The agent, when it has nothing else to do: one retired op with a spare request
+// (Op::spare_request) into the Runtime's spare pool, for a later enqueue that returns a
+// request. False if none could be made (no Runtime, or MPI refused).
+bool op_make_spare();
 // Has the provider arm @p op (its threshold, or gate and threshold, set; for a stream op with
 // the stream's enqueue mutex held, so that ops are armed in threshold order), counts it pending
 // on its stream and communicator, and hands it to the agent. On failure the op is untouched

@@ -77,7 +77,9 @@ class RequestTable {
     static_assert(sizeof(MPI_Request) <= sizeof bits, "handle larger than 64 bits");
     std::memcpy(&bits, &r, sizeof r);
     // Fibonacci hashing: request handles (pointers, or small integers) spread over the table.
-    return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+    // The product's top bits are the well-mixed ones: its middle bits cluster some allocators'
+    // handle patterns (long probe runs for Open MPI's requests made on another thread).
+    return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   // Empties slot @p i, moving back each later entry of the run whose home is not cyclically in
   // (i, j], so that every entry stays reachable from its home without crossing an empty slot.
@@ -100,6 +102,8 @@ class RequestTable {
     std::vector<Slot> old(cap, Slot{MPI_REQUEST_NULL, nullptr});
     old.swap(slots_);
     mask_ = cap - 1;
+    shift_ = 64;
+    for (std::size_t c = cap; c > 1; c >>= 1) --shift_;
     live_ = 0;
     for (const Slot &s : old)
       if (s.op) insert(s.key, s.op);
@@ -107,6 +111,7 @@ class RequestTable {
 
   std::vector<Slot> slots_;
   std::size_t mask_ = 0, live_ = 0;
+  unsigned shift_ = 56;  // 64 - log2(table size): home() keeps the hash's top bits
 };
 
 PartPtr<RequestTable> request_table_make() { return PartPtr<RequestTable>(new RequestTable); }
@@ -167,6 +172,10 @@ int query_fn(void *extra, MPI_Status *status) {
 
 int free_fn(void *extra) {
   auto *op = static_cast<Op *>(extra);
+  // A spare request let go unused (request_drop_spare): its op is retired, and no request
+  // handed out refers to it. A request handed out holds a reference, so its op is never retired
+  // before this callback.
+  if (op->state.load(std::memory_order_relaxed) == OpState::retired) return MPI_SUCCESS;
   if (RequestTable *t = requests()) {
     std::lock_guard<SpinLock> lk(t->mu);
     t->erase(op->grequest, op);
@@ -193,15 +202,37 @@ int cancel_fn(void *extra, int complete) {
 Status request_start(Op *op) {
   Runtime &rt = runtime();
   op->refs.fetch_add(1);
-  int rc = rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
-  if (rc != MPI_SUCCESS) {
-    op->refs.fetch_sub(1);
-    return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
+  if (op->spare_request != MPI_REQUEST_NULL) {
+    op->grequest = op->spare_request;
+    op->spare_request = MPI_REQUEST_NULL;
+  } else {
+    int rc = rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
+    if (rc != MPI_SUCCESS) {
+      op->refs.fetch_sub(1);
+      return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
+    }
   }
   RequestTable &t = rt.requests();
   std::lock_guard<SpinLock> lk(t.mu);
   t.insert(op->grequest, op);
   return {};
+}
+
+bool request_make_spare(Op *op) {
+  return runtime().mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->spare_request) ==
+         MPI_SUCCESS;
+}
+
+void request_drop_spare(Op *op) {
+  MPI_Request r = op->spare_request;
+  op->spare_request = MPI_REQUEST_NULL;
+  Runtime *rt = runtime_current();
+  if (!rt) return;  // MPI is finalised: nothing left to free
+  MpiCalls &mpi = rt->mpi();
+  int rc = mpi.grequest_complete(r);
+  if (rc == MPI_SUCCESS) rc = mpi.request_free(&r);
+  if (rc != MPI_SUCCESS)
+    MPIX_LOG(error, "api", "freeing a spare generalized request failed (%d)", rc);
 }
 
 Op *request_find(MPI_Request req, bool take) {

@@ -13,8 +13,15 @@ namespace mpix {
 
 struct Op;
 
-// Starts the generalized request of @p op (takes a reference to it) and records the handle.
+// Starts the generalized request of @p op (takes a reference to it) and records the handle: its
+// spare request, if it has one.
 Status request_start(Op *op);
+// Starts a spare request for @p op, a retired op with none that waits in a pool (its next
+// request_start takes it). False if MPI refused (nothing changed then).
+bool request_make_spare(Op *op);
+// Completes and frees @p op's spare request (a retired op about to be deleted, MPI not yet
+// finalised); its free_fn does nothing.
+void request_drop_spare(Op *op);
 // The op behind @p req, or null if @p req is not an mpix enqueue request. Removes the entry
 // when @p take is set (the handle is being consumed by MPIX_Wait_enqueue).
 Op *request_find(MPI_Request req, bool take);

@@ -46,9 +46,11 @@ Runtime::Runtime(std::unique_ptr<MpiCalls> mpi, std::unique_ptr<Provider> provid
       requests_(request_table_make()),
       ops_(op_registry_make()),
       staging_pool_(staging_pool_make()),
-      op_pool_(op_pool_make()) {
+      op_pool_(op_pool_make()),
+      spare_pool_(op_pool_make()) {
   if (provider_) provider_reason_ = "given to the Runtime";
   op_pool_fast_.store(op_pool_.get(), std::memory_order_release);
+  spare_pool_fast_.store(spare_pool_.get(), std::memory_order_release);
 }
 
 Runtime::~Runtime() {
@@ -83,7 +85,10 @@ Runtime::~Runtime() {
   comm_ctx_release_keyval();
   profile_report();
   agent_.reset();
-  // The ops kept for reuse are deleted (an op retired from now on is deleted at once).
+  // The ops kept for reuse are deleted (an op retired from now on is deleted at once), their
+  // spare requests completed and freed (MPI is still usable here).
+  spare_pool_fast_.store(nullptr, std::memory_order_release);
+  spare_pool_.reset();
   op_pool_fast_.store(nullptr, std::memory_order_release);
   op_pool_.reset();
 

@@ -4,10 +4,9 @@
 //
 // Construction order, destroyed in reverse (~Runtime says what happens first):
 //   MPI calls (core/mpi_calls.hpp) > providers (p2p and collective, chosen on first use) >
-//   stream registry > request table > op registry > staging pool > op pool > agent (started on
-//   first use) > parts of the layers above the engine (queues, partitioned requests, progress
-//   threads, ...), in the order
-//   they were first used.
+//   stream registry > request table > op registry > staging pool > op pool > spare pool > agent
+//   (started on first use) > parts of the layers above the engine (queues, partitioned requests,
+//   progress threads, ...), in the order they were first used.
 // What must outlive it goes to runtime_keep_forever (~Runtime lists what and why).
 // Process-wide, outside it (each says why where it is defined): settings and log, signal memory
 // (base/signal_pool.hpp), the waiter's notifier, profile samples, MPI error codes
@@ -98,6 +97,9 @@ class Runtime {
   OpRegistry &ops() { return *ops_; }
   // Retired ops kept for reuse (core/op_pool.hpp); null once ~Runtime has let them go.
   OpPool *op_pool() const { return op_pool_fast_.load(std::memory_order_acquire); }
+  // Retired ops that hold a spare request (Op::spare_request), for enqueues that return a
+  // request; the agent fills it (op_make_spare). Null once ~Runtime has let them go.
+  OpPool *spare_pool() const { return spare_pool_fast_.load(std::memory_order_acquire); }
   StagingPool &staging_pool() { return *staging_pool_; }
   // The agent, its thread started on first use (core/agent.cpp); null from agent_started()
   // before that.
@@ -130,6 +132,8 @@ class Runtime {
   PartPtr<StagingPool> staging_pool_;
   PartPtr<OpPool> op_pool_;
   std::atomic<OpPool *> op_pool_fast_{nullptr};  // op_pool_ until ~Runtime drops it
+  PartPtr<OpPool> spare_pool_;
+  std::atomic<OpPool *> spare_pool_fast_{nullptr};  // spare_pool_ until ~Runtime drops it
   std::mutex agent_mu_;
   PartPtr<Agent> agent_;
   std::atomic<Agent *> agent_fast_{nullptr};  // agent_, for the enqueue path's lock-free read

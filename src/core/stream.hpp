@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/futex_lock.hpp"
 #include "base/signal_pool.hpp"
 #include "base/wait_order.hpp"
 #include "gpu/backend.hpp"
@@ -36,8 +37,9 @@ class Stream {
   // again even while completed ops still hold this object.
   void release_exec();
 
-  // Serialises enqueues so that threshold order equals stream order.
-  std::mutex &enqueue_mutex() { return enqueue_mu_; }
+  // Serialises enqueues so that threshold order equals stream order. Taken on every enqueue
+  // and held across stream operations: a FutexLock (base/futex_lock.hpp).
+  FutexLock &enqueue_mutex() { return enqueue_mu_; }
   // Next trigger threshold (call with enqueue_mutex held).
   uint64_t next_threshold() { return ++last_threshold_; }
   // The threshold the next op will get, without taking it (call with enqueue_mutex held).
@@ -97,7 +99,7 @@ class Stream {
   std::atomic<ExecStream *> exec_fast_{nullptr};
   Status exec_make(ExecStream **out);  // exec()'s locked path
   bool released_ = false;              // guarded by exec_mu_
-  std::mutex enqueue_mu_;
+  FutexLock enqueue_mu_;
   uint64_t last_threshold_ = 0;
   bool defer_triggers_ = false;
   bool sync_plain_ = false;

@@ -172,7 +172,7 @@ Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int 
   return {};
 }
 
-Status PRequest::stream_of_comm(ExecStream **ex, std::mutex **order) {
+Status PRequest::stream_of_comm(ExecStream **ex, FutexLock **order) {
   if (!ctx_ || !ctx_->stream)
     return make_status(MPI_ERR_COMM,
                        "the request's communicator has no stream: enqueued "
@@ -239,11 +239,11 @@ Status PRequest::start(bool enqueued) {
   const uint64_t r = current_round() + 1;
   if (enqueued) {
     ExecStream *ex = nullptr;
-    std::mutex *order = nullptr;
+    FutexLock *order = nullptr;
     MPIX_TRY(stream_of_comm(&ex, &order));
     std::vector<StreamMemOp> ops{{StreamMemOp::write, words_->round.word, words_->R(r) - 1}};
     round_mirrors_append(*words_, words_->R(r) - 1, &ops);
-    std::lock_guard<std::mutex> slk(*order);
+    std::lock_guard<FutexLock> slk(*order);
     MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
                              : ex->batch(ops.data(), ops.size()));
   } else {
@@ -351,7 +351,7 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
   ExecStream *ex = nullptr;
-  std::mutex *order = nullptr;
+  FutexLock *order = nullptr;
   MPIX_TRY(stream_of_comm(&ex, &order));
   const uint64_t r = current_round(), R = words_->R(r);
   {
@@ -363,7 +363,7 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
     }
   }
   {
-    std::lock_guard<std::mutex> slk(*order);
+    std::lock_guard<FutexLock> slk(*order);
     // One call (one cuStreamBatchMemOp on a GPU stream): the stream's deferred trigger (ops
     // before this wait must be able to fire), wait for the round, mark it done.
     std::vector<StreamMemOp> ops{{StreamMemOp::write, ctx_->stream->trigger_word(), 0},

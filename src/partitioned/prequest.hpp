@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/futex_lock.hpp"
 #include "base/signal_pool.hpp"
 #include "base/status.hpp"
 #include "partitioned/piece_map.hpp"
@@ -113,7 +114,7 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
  private:
   PRequest() = default;
   uint64_t current_round() const { return started_.load(std::memory_order_acquire); }
-  Status stream_of_comm(class ExecStream **ex, std::mutex **order);
+  Status stream_of_comm(class ExecStream **ex, FutexLock **order);
   // A misuse recorded by a device since the last report; MPI_SUCCESS if none. @p consume
   // marks it reported.
   Status device_error(bool consume);

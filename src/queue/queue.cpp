@@ -60,7 +60,7 @@ Status Queue::enqueue(const EnqueueArgs &a, MPI_Request *request) {
   Op *op = nullptr;
   MPIX_TRY(op_create(a, plan, &op));
   std::lock_guard<std::mutex> lk(mu_);
-  std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
+  std::lock_guard<FutexLock> slk(stream_->enqueue_mutex());
   // Fires at the next start; its staging copies go at that start and at the wait after it.
   op->threshold = base_ + starts_ + 1;
   Status st = op_submit(op, nullptr, nullptr);
@@ -77,7 +77,7 @@ Status Queue::start() {
   std::lock_guard<std::mutex> lk(mu_);
   ExecStream *ex = nullptr;
   MPIX_TRY(stream_->exec(&ex));
-  std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
+  std::lock_guard<FutexLock> slk(stream_->enqueue_mutex());
   const uint64_t value = base_ + starts_ + 1;
   // The ops this start fires are the newest: copy their device send buffers out now, in stream
   // order before the trigger, so that the sends see every kernel enqueued before the start.
@@ -99,7 +99,7 @@ Status Queue::wait() {
   if (n == 0) return {};
   ExecStream *ex = nullptr;
   MPIX_TRY(stream_->exec(&ex));
-  std::lock_guard<std::mutex> slk(stream_->enqueue_mutex());
+  std::lock_guard<FutexLock> slk(stream_->enqueue_mutex());
   for (std::size_t i = 0; i < n; ++i) {
     const Pending &p = unwaited_[i];
     // A word that already holds the value needs no stream wait: values only grow, and a

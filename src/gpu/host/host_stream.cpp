@@ -37,13 +37,14 @@ struct mpix_host_stream_s {
   std::condition_variable work_cv;  // worker: items arrived or stop
   std::condition_variable done_cv;  // synchronize(): items executed
   std::vector<Item> ring = std::vector<Item>(64);
+  std::size_t mask = 63;            // ring.size() - 1, kept: the size is a division by sizeof(Item)
   std::size_t head = 0, count = 0;  // the oldest item's index; items queued
   uint64_t enqueued = 0, executed = 0;
   // enqueued, readable without mu: the worker spins on it for a while before it sleeps, so
   // that a push while it spins needs no wake-up (a system call, ~1 us on a 16-core host).
   std::atomic<uint64_t> pushed{0};
   int sync_waiters = 0;
-  bool worker_waits = false;  // the worker sleeps on work_cv
+  bool worker_waits = false;  // the worker sleeps on work_cv and no push has woken it yet
   bool stop = false;
   std::thread worker;
 
@@ -62,18 +63,19 @@ struct mpix_host_stream_s {
 
   // Under mu. Room for @p n more items, in order (the ring is unwrapped into the new array).
   void reserve(std::size_t n) {
-    if (count + n <= ring.size()) return;
+    if (count + n <= mask + 1) return;
     std::size_t cap = ring.size();
     while (cap < count + n) cap *= 2;
     std::vector<Item> grown(cap);
-    for (std::size_t i = 0; i < count; ++i) grown[i] = ring[(head + i) & (ring.size() - 1)];
+    for (std::size_t i = 0; i < count; ++i) grown[i] = ring[(head + i) & mask];
     ring.swap(grown);
+    mask = cap - 1;
     head = 0;
   }
 
   // Under mu; reserve() first.
   void put(const Item &it) {
-    ring[(head + count) & (ring.size() - 1)] = it;
+    ring[(head + count) & mask] = it;
     ++count;
     pushed.store(++enqueued, std::memory_order_relaxed);
   }
@@ -90,13 +92,22 @@ struct mpix_host_stream_s {
     }
   }
 
+  // Under mu, after a put: whether this push wakes the worker. Only the first push after it
+  // fell asleep does: clearing worker_waits here spares the pushes that follow before the
+  // woken worker runs (on a loaded host, many) a notify of their own.
+  bool take_wake() {
+    const bool wake = worker_waits;
+    worker_waits = false;
+    return wake;
+  }
+
   void push(const Item &it) {
     bool wake;
     {
       std::lock_guard<std::mutex> lk(mu);
       reserve(1);
       put(it);
-      wake = worker_waits;
+      wake = take_wake();
     }
     if (wake) work_cv.notify_one();
   }
@@ -109,7 +120,7 @@ struct mpix_host_stream_s {
       for (std::size_t i = 0; i < n; ++i)
         put({ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, nullptr, nullptr,
              ops[i].word, ops[i].value});
-      wake = worker_waits;
+      wake = take_wake();
     }
     if (wake) work_cv.notify_one();
   }
@@ -150,7 +161,7 @@ struct mpix_host_stream_s {
         }
         if (count == 0) return;  // stop requested and drained
         it = ring[head];
-        head = (head + 1) & (ring.size() - 1);
+        head = (head + 1) & mask;
         --count;
       }
       if (wake_sync) done_cv.notify_all();
