@@ -18,6 +18,7 @@
 
 int main(int argc, char **argv) {
   const bool prio = argc > 1 && std::strcmp(argv[1], "prio") == 0;
+  setvbuf(stdout, nullptr, _IONBF, 0);  // the lines come out even if a later call hangs
   const int n = 40;
   cudaFree(nullptr);
   int least = 0, greatest = 0;
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
     cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
     cudaMemcpyAsync(dst, src, 4096, cudaMemcpyDeviceToDevice, b[i]);
     cudaEventRecord(ev[i], b[i]);
+    if (i % 10 == 9) std::printf("B0..B%d queued\n", i);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   std::printf("blocked behind A's wait:");

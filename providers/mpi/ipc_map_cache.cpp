@@ -38,7 +38,7 @@ const IpcMapCache::Mapping *IpcMapCache::covering(const Key &k, Backend *be, int
         m.hi == 0 || k.base < m.sender_base)
       return;
     const uint64_t p = reinterpret_cast<uint64_t>(m.base) + (k.base - m.sender_base);
-    if (p < m.lo || p >= m.hi) return;
+    if (p < m.lo || p >= m.hi || m.hi - p < k.extent) return;
     if (best && best->seq > m.seq) return;
     best = &m;
     *at = reinterpret_cast<char *>(p);

@@ -15,11 +15,10 @@
 // in the exporter. Opening a handle of the same allocation again returns the same address.
 // Opening a new allocation in a block this process maps is refused (cudaErrorAlreadyMapped,
 // Backend::ipc_open's in_use) where it starts inside an allocation the exporter freed but this
-// process still maps (the allocator reused the place). That memory is mapped here already: the
-// new allocation is found through the mapping that covers its start, at the same distance as
-// in the sender (the newest such mapping: an older one may be of a block the sender freed
-// whose addresses it has used again). No MPI and no device needed: unit-tested with a fake
-// backend that behaves as CUDA did.
+// process still maps (the allocator reused the place). Where the message lies inside that old
+// allocation, it is read through the old mapping, at the same distance as in the sender (the newest
+// such mapping: an older one may be of a block the sender freed whose addresses it has used again).
+// No MPI and no device needed: unit-tested with a fake backend that behaves as CUDA did.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +70,8 @@ class IpcMapCache {
     bool owned = false;       // made by ipc_open (closed with the cache), not found in another
   };
   const Mapping *same_memory(const unsigned char *handle, Backend *be, int device) const;
-  // The newest mapping of the same sender whose allocation held the address where @p k's
-  // starts, and *@p at, where that address is here; null if none.
+  // The newest mapping of the same sender whose allocation held the bytes @p k's message
+  // needs, and *@p at, where @p k's allocation starts here; null if none.
   const Mapping *covering(const Key &k, Backend *be, int device, char **at) const;
 
   std::map<std::tuple<uint64_t, int64_t, uint64_t>, Mapping> maps_;

@@ -105,8 +105,13 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
                      std::shared_ptr<IpcShared> *out);
 
 // Whether @p op, a send, goes GPU-direct: a dense predefined datatype in device memory, to a
-// GPU-direct peer. Any thread (the enqueuing one decides staging with it).
+// GPU-direct peer, from an allocation that overlaps none this process exported before (a
+// receiver may still map a freed one, and CUDA then refuses or only partly maps the new one:
+// such a buffer is staged). The enqueuing thread decides staging with it.
 bool ipc_sends_direct(const Op &op, const IpcShared *ipc);
+// The provider's question once the op is made: a send that was not staged goes GPU-direct
+// exactly where the basic conditions of ipc_sends_direct hold. Any thread.
+bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc);
 // Whether GPU-direct messages are copied by the receiving stream (MPIX_GPU_DIRECT_COPY=stream),
 // not by the receiver's agent.
 bool ipc_stream_copies();
@@ -156,17 +161,11 @@ class IpcPath {
     const uint64_t *copied = nullptr;
     std::shared_ptr<const void> keep;
   };
-  struct Exported {
-    uint64_t buffer_id = 0;
-    unsigned char handle[64];
-  };
 
   std::vector<std::unique_ptr<Send>> sends_;
   std::vector<std::unique_ptr<Fin>> fins_;
   std::vector<StreamCopy> copies_;
   IpcMapCache maps_;  // what this process mapped of its senders' allocations
-  // (device, start) -> handle of what this process exported.
-  std::map<std::pair<int, uint64_t>, Exported> exports_;
 };
 
 }  // namespace mpix

@@ -178,8 +178,8 @@ class Backend {
     (void)ticket;
     return true;
   }
-  // CUDA IPC (same-node GPU-direct, providers/mpi/ipc_path.hpp). ipc_range: the start of
-  // the device allocation holding @p p and its buffer id (unique per allocation for the
+  // CUDA IPC (same-node GPU-direct, providers/mpi/ipc_path.hpp). ipc_range: the start and
+  // size of the device allocation holding @p p and its buffer id (unique per allocation for the
   // process's life, so a freed and re-made allocation at the same address has another).
   // ipc_handle: the IPC handle of the allocation starting at @p base. ipc_open: maps an
   // allocation another process exported into this one, on @p device, until ipc_close; on a
@@ -189,9 +189,10 @@ class Backend {
   // ipc_device_uuid: the device's UUID, so that ranks can tell whether they share a GPU;
   // ipc_can_reach: whether @p device can map memory of the device with UUID @p uuid (the same
   // GPU, or a visible peer with peer access).
-  virtual Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) {
+  virtual Status ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) {
     (void)p;
     (void)base;
+    (void)size;
     (void)buffer_id;
     return no_ipc();
   }

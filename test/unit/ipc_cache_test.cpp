@@ -179,16 +179,22 @@ TEST_CASE("GPU-direct mapping cache: one mapping per allocation, re-made ones ma
     SECTION(
         "a freed allocation re-made at the same place of the same block (CUDA refuses it) "
         "is found in the mapping that holds that place") {
-      // The sender freed the 32 bytes at 0x1000 and made 48 there (another allocation id):
+      // The sender freed the 32 bytes at 0x1000 and made 24 there (another allocation id):
       // opening it is refused while the old one is mapped, and the old mapping covers it.
-      const Handle again(1, 0, 48, 2);
+      const Handle again(1, 0, 24, 2);
       char *c = nullptr;
-      REQUIRE(cache.map(key(0x1000, 16, again, 7, 48), &be, 0, &c).is_ok());
+      REQUIRE(cache.map(key(0x1000, 16, again, 7, 24), &be, 0, &c).is_ok());
       CHECK(c == a);
       CHECK(cache.retired() == 1);
       char *d = nullptr;  // cached now
-      REQUIRE(cache.map(key(0x1000, 16, again, 7, 48), &be, 0, &d).is_ok());
+      REQUIRE(cache.map(key(0x1000, 16, again, 7, 24), &be, 0, &d).is_ok());
       CHECK(d == a);
+      // A message reaching past what the old mapping is known to cover is refused (the
+      // sender stages sends from such buffers: ipc_sends_direct).
+      char *f = nullptr;
+      be.allocs[{1, 4}] = FakeIpcBackend::Alloc{9, 8, 1};
+      CHECK_FALSE(cache.map(key(0x1004, 18, Handle(1, 4, 40, 4), 7, 40), &be, 0, &f).is_ok());
+      be.allocs.erase({1, 4});
       // One that starts inside the freed allocation, at another place: found there too.
       char *e = nullptr;
       be.allocs[{1, 8}] = FakeIpcBackend::Alloc{9, 8, 1};  // CUDA would refuse it as in use

@@ -166,9 +166,9 @@ class GpuBackend final : public Backend {
     return !sd.ex || reached(load_signal(sd.word.word), ticket);
   }
 
-  Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) override {
+  Status ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) override {
     MPIX_TRY(start());
-    return Api::ipc_range(p, base, buffer_id);
+    return Api::ipc_range(p, base, size, buffer_id);
   }
   Status ipc_mapped_range(const void *p, uint64_t *start_at, uint64_t *size) override {
     MPIX_TRY(start());

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -342,17 +341,19 @@ Status CudaApi::host_device_pointer(void *host, uint64_t *dev) {
   return {};
 }
 
-Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id) {
+Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) {
   if (!g_drv.pointer_attrs)
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "the CUDA driver has no cuPointerGetAttributes");
   CUdeviceptr start = 0;
+  std::size_t n = 0;
   unsigned long long id = 0;
-  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                  CU_POINTER_ATTRIBUTE_BUFFER_ID};
-  void *data[2] = {&start, &id};
-  MPIX_CU_CHECK(g_drv.pointer_attrs(2, attrs, data, reinterpret_cast<CUdeviceptr>(p)));
+  CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void *data[3] = {&start, &n, &id};
+  MPIX_CU_CHECK(g_drv.pointer_attrs(3, attrs, data, reinterpret_cast<CUdeviceptr>(p)));
   *base = static_cast<uint64_t>(start);
+  *size = static_cast<uint64_t>(n);
   *buffer_id = static_cast<uint64_t>(id);
   return {};
 }

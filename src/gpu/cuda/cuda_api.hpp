@@ -87,7 +87,7 @@ struct CudaApi {
 
   // CUDA IPC (Backend::ipc_*): the allocation's start and buffer id from the driver's pointer
   // attributes; cudaIpcGetMemHandle / OpenMemHandle / CloseMemHandle.
-  static Status ipc_range(const void *p, uint64_t *base, uint64_t *buffer_id);
+  static Status ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id);
   static Status mapped_range(const void *p, uint64_t *start, uint64_t *size);
   static Status ipc_handle(uint64_t base, unsigned char (&handle)[64]);
   static Status ipc_open(const unsigned char (&handle)[64], void **base, bool *in_use);

@@ -65,7 +65,7 @@ struct HipApi {
   static Status host_device_pointer(void *host, uint64_t *dev);
 
   // CUDA IPC's twins are not wired up for HIP (never run here): GPU-direct stays off on HIP.
-  static Status ipc_range(const void *, uint64_t *, uint64_t *) { return no_ipc(); }
+  static Status ipc_range(const void *, uint64_t *, uint64_t *, uint64_t *) { return no_ipc(); }
   static Status mapped_range(const void *, uint64_t *, uint64_t *) { return no_ipc(); }
   static Status ipc_handle(uint64_t, unsigned char (&)[64]) { return no_ipc(); }
   static Status ipc_open(const unsigned char (&)[64], void **, bool *in_use) {
