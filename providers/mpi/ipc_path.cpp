@@ -50,7 +50,7 @@ class Exports {
     }
     return false;
   }
-  // The handle of the allocation at @p start, made with @p make the first time.
+  // The IPC handle of the allocation at @p start (cudaIpcGetMemHandle the first time).
   Status handle(uint64_t start, uint64_t size, uint64_t buffer_id, Backend *be,
                 unsigned char (&out)[64]) {
     std::lock_guard<std::mutex> lk(mu_);
