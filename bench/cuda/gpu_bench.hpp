@@ -26,12 +26,16 @@ struct GpuCtx {
   bool device_buffers = false;  // this rank's placement is D
   bool write_kernel = false;    // --set kernel=write
   std::size_t cap = 0;
-  void *sbuf = nullptr, *rbuf = nullptr;    // in the rank's placement
+  std::size_t max_size = 0;               // -m's largest size: the buffers are made for it at once
+  void *sbuf = nullptr, *rbuf = nullptr;  // in the rank's placement
   void *hsbuf = nullptr, *hrbuf = nullptr;  // pinned host staging (mpi-sync with D)
   std::map<std::string, MPI_Comm> comms;    // per trigger mode
   std::map<std::string, MPIX_Stream> streams;
 
-  // Grows the buffers to @p bytes (x @p slots for the host staging of windows).
+  // Grows the buffers to @p bytes (x @p slots for the host staging of windows), at least to
+  // max_size x @p slots: as OSU's benchmarks do, every size of a run uses the same allocations
+  // (re-allocating as sizes grow measures the allocator and mpix's handling of freed buffers,
+  // not a message's latency).
   void reserve(std::size_t bytes, int slots);
   // Stream communicator whose stream uses trigger mode @p trigger (made on first use).
   MPI_Comm comm_for(const std::string &trigger);

@@ -13,6 +13,7 @@ void cuda_check(cudaError_t rc, const char *what) {
 }
 
 void GpuCtx::reserve(std::size_t bytes, int slots) {
+  if (bytes < max_size) bytes = max_size;
   std::size_t want = (bytes ? bytes : 1) * static_cast<std::size_t>(slots);
   if (want <= cap) return;
   cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
@@ -80,6 +81,7 @@ GpuCtx &gpu_ctx(const Options &o) {
     // OSU placement: first letter rank 0, second letter rank 1.
     char mine = o.buffers.size() >= 3 ? o.buffers[c->rank % 2 == 0 ? 0 : 2] : 'H';
     c->device_buffers = mine == 'D';
+    c->max_size = o.max_size;
     auto k = o.extra.find("kernel");
     c->write_kernel = k != o.extra.end() && k->second == "write";
     if (c->rank == 0) {

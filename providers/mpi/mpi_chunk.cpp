@@ -482,7 +482,18 @@ Status ChunkEngine::start_recv(Op &op, Matcher &m, MPI_Message msg, const MPI_St
   } else if (bytes <= r->cap) {
     r->phase = ChunkRecv::Phase::plain;
     r->msg = r->written = bytes;
-    MPIX_MPI_CHECK(MPI_Imrecv(op.rbuf, op.count, op.dt, &msg, &req));
+    void *into = nullptr;
+    Status space = op_receive_space(op, bytes, &into);
+    if (!space.is_ok()) {
+      // No bounce buffer for it: take the message off the network all the same, and fail.
+      r->err = space.code();
+      r->written = 0;
+      r->temp.resize(bytes);
+      MPIX_LOG(error, "mpi", "receive from %d: %s", st.MPI_SOURCE, space.what().c_str());
+      MPIX_MPI_CHECK(MPI_Imrecv(r->temp.data(), static_cast<int>(bytes), MPI_BYTE, &msg, &req));
+    } else {
+      MPIX_MPI_CHECK(MPI_Imrecv(into, op.count, op.dt, &msg, &req));
+    }
   } else {
     // Too long for the receive: take it off the network, report MPI_ERR_TRUNCATE.
     r->phase = ChunkRecv::Phase::plain;

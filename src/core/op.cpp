@@ -75,6 +75,11 @@ void op_pieces_arrived(Op &op, uint64_t len, uint64_t n) {
 
 void *op_direct_target(Op &op) { return op.stager ? op.stager->direct_target() : nullptr; }
 
+Status op_receive_space(Op &op, uint64_t bytes, void **at) {
+  *at = op.rbuf;
+  return op.stager ? op.stager->receive_space(bytes, at) : Status{};
+}
+
 bool op_deliver_from(Op &op, const void *from, uint64_t bytes, const uint64_t **copied,
                      std::shared_ptr<const void> *keep) {
   if (!op.stager || !op.stager->deliver_from(from, bytes, copied)) return false;

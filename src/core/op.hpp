@@ -149,6 +149,10 @@ void op_pieces_arrived(Op &op, uint64_t len, uint64_t n);
 // A GPU-direct receive: the device buffer to deliver the message straight into, or null (then
 // into op.rbuf as usual).
 void *op_direct_target(Op &op);
+// Where to receive a message of @p bytes of a receive (*@p at; op.rbuf as a rule): a staged
+// receive that may get a GPU-direct message holds a short bounce buffer, and takes a whole one
+// only for a longer message that comes the staged way (Stager::receive_space).
+Status op_receive_space(Op &op, uint64_t bytes, void **at);
 // Whether a stream waits on the op already (its wait, and any copy in after it, are on the
 // stream): a host MPI_Wait / MPI_Test can no longer complete it.
 inline bool op_stream_waits(const Op &op) {

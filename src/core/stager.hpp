@@ -134,6 +134,15 @@ class Stager {
   // A GPU-direct receive (providers/mpi/ipc_path.hpp): the user's device buffer, if the message
   // may be copied straight into it, or null. Once given, no copy in copies anything.
   virtual void *direct_target() { return nullptr; }
+  // A receive's message of @p bytes comes the staged way (the provider receives it into its
+  // bounce buffer): where the provider puts it, *@p at (left as it is where op.rbuf holds it).
+  // A receive that may get a GPU-direct message keeps a short bounce buffer until then (a
+  // 64 MiB receive that a peer fills from its device memory needs no 64 MiB of pinned memory).
+  virtual Status receive_space(uint64_t bytes, void **at) {
+    (void)bytes;
+    (void)at;
+    return {};
+  }
   // A GPU-direct receive copied by the stream: its copy in takes the message's @p bytes from
   // @p from (the sender's device memory, mapped here) instead of the bounce buffer, and then
   // sets *@p copied to nonzero (the sender's buffer is free once it is). False where this

@@ -19,7 +19,10 @@ StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
       piece_word(o.piece_word),
       copied_word(o.copied_word),
       release_word(o.release_word),
-      release_value(o.release_value) {
+      release_value(o.release_value),
+      in_cap(o.in_cap),
+      in_off(o.in_off),
+      in_whole(o.in_whole) {
   for (int i = 0; i < 2; ++i) {
     bufs[i] = o.bufs[i];
     out[i] = o.out[i];
@@ -32,12 +35,13 @@ StagedBuffers::~StagedBuffers() {
 }
 
 Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *c,
-                            char **bounce_view, bool lengths) {
+                            char **bounce_view, bool lengths, std::size_t short_max) {
   TypeLayout lay;
   MPIX_TRY(typemap_layout(count, dt, &lay));
   const std::ptrdiff_t off = lay.lb;
-  const std::size_t table_at =
-      (lay.span + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
+  const bool shortened = lengths && short_max > 0 && lay.dense() && lay.span > short_max;
+  const std::size_t held = shortened ? short_max : lay.span;
+  const std::size_t table_at = (held + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
   const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
   const std::size_t bytes = lengths ? end + 4 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
   Bounce b;
@@ -55,6 +59,10 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   c->user = user + off;
   c->bounce = b.p;
   c->bytes = lay.span;
+  if (lengths) {
+    in_cap = held;
+    in_off = off;
+  }
   if (!lay.dense()) {
     std::memcpy(b.p + table_at, lay.runs.data(), lay.runs.size() * sizeof(CopyRun));
     c->runs = reinterpret_cast<const CopyRun *>(b.p + table_at);
@@ -63,6 +71,26 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   // The provider addresses the buffer as the user did: base = bounce - true lower bound.
   *bounce_view = b.p - off;
   return {};
+}
+
+Status StagedBuffers::grow_in(char **view) {
+  if (!in_whole) {
+    Bounce b;
+    MPIX_TRY(bounce_acquire(be, in.bytes, &b));
+    bufs[nbufs++] = b;
+    in_whole = b.p;
+  }
+  *view = in_whole - in_off;
+  return {};
+}
+
+Status StagedBuffers::restage_in_whole(int count, MPI_Datatype dt, char **view) {
+  for (int i = 0; i < nbufs; ++i) bounce_release(bufs[i], nullptr, 0);
+  nbufs = 0;
+  char *user = in.user - in_off;
+  in = StagedCopy{};
+  len_word = piece_word = copied_word = nullptr;
+  return stage(user, count, dt, &in, view, true);
 }
 
 Status copy_to_bounce(ExecStream &ex, const StagedCopy &c) {

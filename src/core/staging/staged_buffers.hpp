@@ -37,9 +37,17 @@ struct StagedBuffers {
 
   // A bounce buffer for the region of @p user (@p count of @p dt); *@p bounce_view: its
   // counterpart of @p user (the base the provider addresses). @p lengths: also the words
-  // len_word (two), piece_word and copied_word, after the span (and table).
+  // len_word (two), piece_word and copied_word, after the span (and table). @p short_max (with
+  // @p lengths, a dense span longer than it): the bounce buffer holds only its first
+  // @p short_max bytes (in_cap); grow_in() gives a whole one when a longer message comes.
   Status stage(char *user, int count, MPI_Datatype dt, StagedCopy *c, char **bounce_view,
-               bool lengths);
+               bool lengths, std::size_t short_max = 0);
+  // A whole bounce buffer for the receive's span beside the short one (once); *@p view: its
+  // counterpart of the user's buffer. The copy in reads it once len_word[1] points there.
+  Status grow_in(char **view);
+  // A receive's (nothing else staged) short bounce buffer replaced by a whole one, before the
+  // op is armed; *@p view as stage's.
+  Status restage_in_whole(int count, MPI_Datatype dt, char **view);
 
   Backend *be;
   Bounce bufs[2];
@@ -58,6 +66,9 @@ struct StagedBuffers {
   uint64_t *copied_word = nullptr;         // len_word[3]: set by the copy in of a delivered message
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
+  std::size_t in_cap = 0;     // bytes of the receive's span its bounce buffer holds
+  std::ptrdiff_t in_off = 0;  // the receive's true lower bound (view = bounce - in_off)
+  char *in_whole = nullptr;   // grow_in's buffer, or null
 };
 
 // Stream-ordered copies of @p c, along its runs if it has gaps.

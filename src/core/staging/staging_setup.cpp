@@ -22,6 +22,12 @@ namespace {
 // receive, whose pieces need the length, and one a direct path may deliver in place.
 constexpr std::size_t kClipKernelMax = 4096;
 
+// A receive that may get a GPU-direct message holds a bounce buffer of this many bytes at first
+// (StagedBuffers::stage's short_max): a message the peer sends from its device memory needs
+// none, and one that comes the staged way and is longer takes a whole buffer when it comes
+// (Stager::receive_space). Eager messages and the halos of most codes fit.
+constexpr std::size_t kShortBounce = 64 * 1024;
+
 // MPIX_AGENT_COPY_MAX: the agent copies when every copy is dense and at most that long.
 bool agent_copies(const StagedBuffers &b) {
   static const long most = setting_long(StagingSetting::agent_copy_max);
@@ -72,10 +78,16 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     ++b.nout;
     op.sbuf = view;
   }
+  // A receive a direct path may fill (Provider::may_deliver_device) starts with a short bounce
+  // buffer, where its copy in can read the length at run time (it then also reads where the
+  // message is); a receive staged otherwise (below) takes a whole one after all.
+  const bool maybe_direct = op.kind == OpKind::recv && !plan.agent_always && !plan.chunk &&
+                            plan.exec && plan.provider->may_deliver_device(op);
   if (r) {
     char *view = nullptr;
     b.short_ok = op.kind == OpKind::recv;
-    MPIX_TRY(b.stage(static_cast<char *>(op.rbuf), op.count, op.dt, &b.in, &view, b.short_ok));
+    MPIX_TRY(b.stage(static_cast<char *>(op.rbuf), op.count, op.dt, &b.in, &view, b.short_ok,
+                     maybe_direct ? kShortBounce : 0));
     b.has_in = true;
     // An in-place allreduce reads its input from the receive buffer too.
     if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) b.out[b.nout++] = b.in;
@@ -121,6 +133,13 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
                      (in.bytes <= StreamStager::fused_copy_in_max() &&
                       plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
                     plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
+  if (b.has_in && b.in_cap < in.bytes && !(clip && direct && !recv_chunk)) {
+    // A short bounce buffer, but a copy in that cannot read where the message is: stage again
+    // with a whole one (the short one goes back to the pool at once).
+    char *view = nullptr;
+    MPIX_TRY(b.restage_in_whole(op.count, op.dt, &view));
+    op.rbuf = view;
+  }
   if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
   else op.stager = std::make_shared<StreamStager>(std::move(b), clip, direct);
   return {};

@@ -67,8 +67,11 @@ void StreamStager::on_done(const MPI_Status &st) {
   if (!b_.len_word) return;
   // Already in place (direct_target): the stream's copy in copies nothing. A message to copy
   // from elsewhere (deliver_from) has its length and source stored already.
-  if (load_signal(b_.len_word + 1) != 0) return;
+  if (from_peer_) return;
   store_signal(b_.len_word, delivered_ ? 0 : received_bytes(st));
+  // A message longer than a short bounce buffer went into the whole one (receive_space).
+  if (b_.in_whole && !delivered_)
+    store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(b_.in_whole));
   // Every piece wait of a pipelined copy in passes now (pieces past the message copy nothing).
   store_signal(b_.piece_word, uint64_t{1} << 62);
 }
@@ -84,8 +87,17 @@ bool StreamStager::deliver_from(const void *from, uint64_t bytes, const uint64_t
   if (!direct_ || !from || delivered_) return false;
   store_signal(b_.len_word, bytes);
   store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(from));
+  from_peer_ = true;
   *copied = b_.copied_word;
   return true;
+}
+
+Status StreamStager::receive_space(uint64_t bytes, void **at) {
+  if (!b_.has_in || bytes <= b_.in_cap) return {};
+  char *view = nullptr;
+  MPIX_TRY(b_.grow_in(&view));
+  *at = view;
+  return {};
 }
 
 Status StreamStager::on_host_wait() {

@@ -37,6 +37,7 @@ class StreamStager : public Stager {
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;
+  Status receive_space(uint64_t bytes, void **at) override;
   bool waits_first() const override { return direct_; }
   Status on_host_wait() override;
 
@@ -49,6 +50,7 @@ class StreamStager : public Stager {
   const bool clip_;
   const bool direct_;
   bool delivered_ = false;  // agent thread: the message went straight into the user's buffer
+  bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
   std::atomic<bool> copied_in_{false};
 };
 
