@@ -81,7 +81,10 @@ GpuCtx &gpu_ctx(const Options &o) {
     // OSU placement: first letter rank 0, second letter rank 1.
     char mine = o.buffers.size() >= 3 ? o.buffers[c->rank % 2 == 0 ? 0 : 2] : 'H';
     c->device_buffers = mine == 'D';
-    c->max_size = o.max_size;
+    // --set alloc=grow: re-allocate as sizes grow instead (a freed send buffer's place used
+    // again: how GPU-direct fares with codes that re-allocate their buffers).
+    auto a = o.extra.find("alloc");
+    c->max_size = a != o.extra.end() && a->second == "grow" ? 0 : o.max_size;
     auto k = o.extra.find("kernel");
     c->write_kernel = k != o.extra.end() && k->second == "write";
     if (c->rank == 0) {

@@ -13,6 +13,7 @@
 #include "base/waiter.hpp"
 #include "core/op.hpp"
 #include "core/stream.hpp"
+#include "gpu/ipc_exports.hpp"
 #include "providers/mpi/mpi_settings.hpp"
 
 namespace mpix {
@@ -26,55 +27,6 @@ uint64_t host_hash() {
 }
 
 bool gpu_direct_wanted() { return std::strcmp(setting_str(MpiSetting::gpu_direct), "auto") == 0; }
-
-// Every device allocation this process exported (its start, size, buffer id and IPC handle),
-// kept for the process's life: a receiver keeps its mapping of an allocation until
-// MPI_Finalize, also after the sender freed it.
-class Exports {
- public:
-  struct Entry {
-    uint64_t size = 0;
-    uint64_t buffer_id = 0;
-    unsigned char handle[64] = {};
-  };
-  // Whether [start, start + size) overlaps an exported allocation other than @p buffer_id.
-  bool overlaps_other(uint64_t start, uint64_t size, uint64_t buffer_id) {
-    std::lock_guard<std::mutex> lk(mu_);
-    const auto first = map_.lower_bound(start);
-    for (auto it = first; it != map_.end() && it->first < start + size; ++it)
-      if (it->second.buffer_id != buffer_id) return true;
-    for (auto it = first; it != map_.begin();) {  // those starting below that reach into it
-      --it;
-      if (it->first + max_size_ <= start) break;
-      if (it->first + it->second.size > start && it->second.buffer_id != buffer_id) return true;
-    }
-    return false;
-  }
-  // The IPC handle of the allocation at @p start (cudaIpcGetMemHandle the first time).
-  Status handle(uint64_t start, uint64_t size, uint64_t buffer_id, Backend *be,
-                unsigned char (&out)[64]) {
-    std::lock_guard<std::mutex> lk(mu_);
-    Entry &e = map_[start];
-    if (e.buffer_id != buffer_id || e.size == 0) {
-      MPIX_TRY(be->ipc_handle(start, e.handle));
-      e.buffer_id = buffer_id;
-      e.size = size;
-      if (size > max_size_) max_size_ = size;
-    }
-    std::memcpy(out, e.handle, sizeof out);
-    return {};
-  }
-
- private:
-  std::mutex mu_;
-  std::map<uint64_t, Entry> map_;
-  uint64_t max_size_ = 0;
-};
-
-Exports &exports() {
-  static Exports *e = new Exports;  // used until the process exits
-  return *e;
-}
 
 }  // namespace
 
@@ -192,18 +144,18 @@ bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc) {
   return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > eager_max;
 }
 
-bool ipc_sends_direct(const Op &op, const IpcShared *ipc) {
-  if (!ipc_send_goes_direct(op, ipc)) return false;
+DeviceRead ipc_send_read(const Op &op, const IpcShared *ipc) {
+  if (!ipc_send_goes_direct(op, ipc)) return DeviceRead::no;
   uint64_t start = 0, bytes = 0, id = 0;
-  if (!ipc->backend->ipc_range(op.sbuf, &start, &bytes, &id).is_ok()) return false;
-  if (!exports().overlaps_other(start, bytes, id)) return true;
+  if (!ipc->backend->ipc_range(op.sbuf, &start, &bytes, &id).is_ok()) return DeviceRead::no;
+  if (!ipc_exports().overlaps_other(start, bytes, id)) return DeviceRead::as_is;
   static std::atomic<bool> said{false};
   if (!said.exchange(true))
     MPIX_LOG(info, "mpi",
              "GPU-direct: a send buffer lies where an allocation sent from before was freed (a "
-             "receiver may still map that one): sends from it are staged (allocate "
-             "communication buffers once to keep them GPU-direct)");
-  return false;
+             "receiver may still map that one): sends from it are copied into a device buffer "
+             "of mpix's first (allocate communication buffers once to spare the copy)");
+  return DeviceRead::from_device_copy;
 }
 
 bool ipc_stream_copies() {
@@ -237,7 +189,7 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
   MPIX_TRY(be->ipc_range(op.sbuf, &h.base, &alloc_bytes, &h.buffer_id));
   h.offset = reinterpret_cast<uint64_t>(op.sbuf) - h.base;
   // cudaIpcGetMemHandle once per allocation: keyed by its start, checked by its buffer id.
-  MPIX_TRY(exports().handle(h.base, alloc_bytes, h.buffer_id, be, h.handle));
+  MPIX_TRY(ipc_exports().handle(h.base, alloc_bytes, h.buffer_id, be, h.handle));
   h.token = ipc.next_token[op.peer]++;
   const int tag = static_cast<int>(h.token % (static_cast<uint64_t>(ipc.tag_ub) + 1));
   MPIX_MPI_CHECK(MPI_Irecv(&s->fin, sizeof s->fin, MPI_BYTE, op.peer, tag, ipc.priv, &s->reqs[1]));

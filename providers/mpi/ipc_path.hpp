@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "base/status.hpp"
+#include "core/provider.hpp"
 #include "gpu/backend.hpp"
 #include "providers/mpi/ipc_map_cache.hpp"
 
@@ -104,13 +105,14 @@ struct IpcShared {
 Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
                      std::shared_ptr<IpcShared> *out);
 
-// Whether @p op, a send, goes GPU-direct: a dense predefined datatype in device memory, to a
-// GPU-direct peer, from an allocation that overlaps none this process exported before (a
+// How @p op, a send, is read (Provider::reads_device): GPU-direct as it is where it is a dense
+// predefined datatype in device memory to a GPU-direct peer, from an allocation that overlaps
+// none this process exported before; GPU-direct from a device copy where it overlaps one (a
 // receiver may still map a freed one, and CUDA then refuses or only partly maps the new one:
-// such a buffer is staged). The enqueuing thread decides staging with it.
-bool ipc_sends_direct(const Op &op, const IpcShared *ipc);
-// The provider's question once the op is made: a send that was not staged goes GPU-direct
-// exactly where the basic conditions of ipc_sends_direct hold. Any thread.
+// gpu/ipc_exports.hpp); else staged. The enqueuing thread decides staging with it.
+DeviceRead ipc_send_read(const Op &op, const IpcShared *ipc);
+// The provider's question once the op is made: a send that was not staged, or staged in device
+// memory, goes GPU-direct exactly where the basic conditions of ipc_send_read hold. Any thread.
 bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc);
 // Whether GPU-direct messages are copied by the receiving stream (MPIX_GPU_DIRECT_COPY=stream),
 // not by the receiver's agent.

@@ -385,7 +385,8 @@ bool ChunkEngine::takes(const Op &op) {
   if (!mc) return false;
   if (op.kind == OpKind::recv) return op.peer != MPI_PROC_NULL;
   if (op.kind != OpKind::send) return false;
-  return op_pieces(op) > 1 || (!op_staged(op) && ipc_send_goes_direct(op, mc->ipc.get()));
+  return op_pieces(op) > 1 ||
+         ((!op_staged(op) || op_staged_on_device(op)) && ipc_send_goes_direct(op, mc->ipc.get()));
 }
 
 Status ChunkEngine::fire(Op &op) {

@@ -30,9 +30,9 @@ const char *what_of(const Op &op) {
 
 }  // namespace
 
-bool MpiProvider::reads_device(const Op &op) {
+DeviceRead MpiProvider::reads_device(const Op &op) {
   const auto *mc = provider_comm<MpiComm>(op);
-  return mc && ipc_sends_direct(op, mc->ipc.get());
+  return mc ? ipc_send_read(op, mc->ipc.get()) : DeviceRead::no;
 }
 
 bool MpiProvider::may_deliver_device(const Op &op) {

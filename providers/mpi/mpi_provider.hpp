@@ -54,8 +54,8 @@ class MpiProvider final : public Provider {
   Status comm_dup(const ProviderComm *old, std::unique_ptr<ProviderComm> *out) override {
     return chunk_comm_dup(old, out);
   }
-  // GPU-direct sends (ipc_path.hpp) are not staged.
-  bool reads_device(const Op &op) override;
+  // GPU-direct sends (ipc_path.hpp) are not staged, or staged in device memory.
+  DeviceRead reads_device(const Op &op) override;
   // Receives from GPU-direct peers may be delivered into device memory.
   bool may_deliver_device(const Op &op) override;
   Status fire(Op &op) override;

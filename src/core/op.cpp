@@ -62,6 +62,8 @@ void op_failed(Op &op, Status why) {
   op.status.MPI_ERROR = mpi_error_code(op.error);
 }
 
+bool op_staged_on_device(const Op &op) { return op.stager && op.stager->bounces_on_device(); }
+
 uint64_t op_pieces(const Op &op) { return op.stager ? op.stager->pieces() : 1; }
 
 bool op_piece_may_go(const Op &op, uint64_t piece) {

@@ -139,6 +139,8 @@ void op_failed(Op &op, Status why);
 // What a provider hears of an op's staging (core/stager.hpp), agent thread.
 // Whether its device buffers go through bounce buffers (op.sbuf / op.rbuf point there).
 inline bool op_staged(const Op &op) { return op.stager != nullptr; }
+// Whether its bounce buffers are device memory (a GPU-direct send's device copy).
+bool op_staged_on_device(const Op &op);
 // Pieces a send goes in (a chunked staged send; 1: whole, or not staged); piece i may go once
 // op_piece_may_go(op, i) (the stream has copied it out).
 uint64_t op_pieces(const Op &op);

@@ -70,11 +70,11 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
   // A CUDA-aware MPI under provider mpi takes device buffers as they are (MPIX_CUDA_AWARE);
   // same-node GPU-direct sends (provider mpi, MPIX_GPU_DIRECT) are not staged either.
   const ProviderCaps caps = prov.caps();
-  const bool unstaged = caps.device_memory ||
-                        (caps.mpi_buffers && aware_choice(be.kind()).direct) ||
-                        prov.reads_device(op);
-  if (unstaged) return {};
+  if (caps.device_memory || (caps.mpi_buffers && aware_choice(be.kind()).direct)) return {};
+  const DeviceRead read = prov.reads_device(op);
+  if (read == DeviceRead::as_is) return {};
   StagingPlan sp;
+  sp.device_copy = read == DeviceRead::from_device_copy;
   sp.backend = &be;
   sp.exec = ex;
   sp.provider = &prov;

@@ -62,6 +62,9 @@ struct ProviderCaps {
 // Per-communicator provider state (addresses, context ids). Made collectively in comm_open.
 // A communicator's context keeps the p2p provider's (CommCtx::prov), so a provider reaches
 // its own through provider_comm<T>(op) (core/comm_ctx.hpp) and never sees another's.
+// How a provider reads an op's device buffers (Provider::reads_device).
+enum class DeviceRead { no, as_is, from_device_copy };
+
 class ProviderComm {
  public:
   virtual ~ProviderComm() = default;
@@ -98,10 +101,12 @@ class Provider {
     return {};
   }
   // Enqueuing thread: whether the provider reads @p op's device buffers as they are (no
-  // staging): every op where it can read device memory, some where it has a direct path.
-  virtual bool reads_device(const Op &op) {
+  // staging: every op where it can read device memory, some where it has a direct path), from a
+  // device copy of mpix's (a GPU-direct send whose own buffer cannot be exported: the stream
+  // copies it into a device bounce buffer first), or not at all (staged through host memory).
+  virtual DeviceRead reads_device(const Op &op) {
     (void)op;
-    return caps().device_memory;
+    return caps().device_memory ? DeviceRead::as_is : DeviceRead::no;
   }
   // Enqueuing thread: whether receive @p op may be written straight into its (staged) device
   // buffer by a direct path, so that its copy in must go by the received length.

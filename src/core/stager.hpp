@@ -55,6 +55,8 @@ class Stager {
   // Consecutive trigger thresholds the op takes from op.threshold: one per piece of a chunked
   // send (piece i may go once the stream's trigger word reaches op.threshold + i), else 1.
   virtual uint64_t pieces() const { return 1; }
+  // Whether the bounce buffers are device memory (StagingPlan::device_copy).
+  virtual bool bounces_on_device() const { return false; }
   // In stream order before the op's fire recipe (Provider::arm): the copies out of device
   // memory. Each piece of a chunked send but the last is followed by the write of
   // @p first + i to @p trigger_word; the fire recipe writes the last one.
@@ -173,6 +175,9 @@ struct StagingPlan {
   // MPI_ERR_TYPE (the agent copies dense ranges only).
   bool agent_always = false;
   int device = -1;
+  // A send the provider reads from a device copy (DeviceRead::from_device_copy): the stream
+  // copies it into a device bounce buffer of its device.
+  bool device_copy = false;
 };
 
 // Stages @p op's device or managed buffers through bounce buffers, if it has any (the provider

@@ -144,6 +144,14 @@ class Backend {
   // Page-locked host memory for staging device buffers.
   virtual Status alloc_pinned(std::size_t bytes, void **p) = 0;
   virtual void free_pinned(void *p) = 0;
+  // Device memory of @p device that mpix keeps for the process's life (a GPU-direct send's
+  // bounce buffer, core/staging/bounce_pool.hpp); only where the backend has CUDA IPC.
+  virtual Status alloc_device(int device, std::size_t bytes, void **p) {
+    (void)device;
+    (void)bytes;
+    (void)p;
+    return no_ipc();
+  }
   // Blocking copy on the calling thread, outside every user stream (a staged receive completed
   // with MPI_Wait on the host). Any direction the backend supports.
   virtual Status copy_sync(void *dst, const void *src, std::size_t bytes) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "gpu/ipc_exports.hpp"
 #include "providers/mpi/ipc_map_cache.hpp"
 #include "providers/mpi/ipc_path.hpp"
 
@@ -76,6 +77,13 @@ class FakeIpcBackend : public Backend {
       }
   }
   std::string describe() const override { return "fake"; }
+  Status ipc_handle(uint64_t base, unsigned char (&handle)[64]) override {
+    ++handles;
+    std::memset(handle, 0, sizeof handle);
+    std::memcpy(handle, &base, sizeof base);
+    handle[8] = static_cast<unsigned char>(handles);
+    return {};
+  }
 
   struct Alloc {
     int id = 0, size = 0, refs = 0;
@@ -84,7 +92,7 @@ class FakeIpcBackend : public Backend {
   std::map<int, char *> blocks;                 // block -> where it is mapped
   std::map<std::pair<int, int>, Alloc> allocs;  // (block, start) -> the allocation opened there
   std::vector<void *> closed;
-  int opens = 0, closes = 0;
+  int opens = 0, closes = 0, handles = 0;
   bool refuse = false;
 };
 
@@ -230,4 +238,30 @@ TEST_CASE("GPU-direct mapping cache: one mapping per allocation, re-made ones ma
   for (std::size_t i = 0; i < seen.size(); ++i)
     for (std::size_t k = i + 1; k < seen.size(); ++k) CHECK(seen[i] != seen[k]);
   CHECK(be.allocs.empty());
+}
+
+TEST_CASE("GPU-direct exports: a send buffer over a freed exported allocation is told apart",
+          "[ipc]") {
+  FakeIpcBackend be;
+  IpcExports ex;  // the sender's registry
+  unsigned char h[64];
+  CHECK_FALSE(ex.overlaps_other(1000, 100, 1));  // nothing exported yet
+  REQUIRE(ex.handle(1000, 100, 1, &be, h).is_ok());
+  REQUIRE(ex.handle(1000, 100, 1, &be, h).is_ok());
+  CHECK(be.handles == 1);                        // once per allocation
+  CHECK_FALSE(ex.overlaps_other(1000, 100, 1));  // itself
+  CHECK_FALSE(ex.overlaps_other(1100, 50, 2));   // right after it
+  CHECK_FALSE(ex.overlaps_other(900, 100, 2));   // right before it
+  CHECK(ex.overlaps_other(1000, 100, 2));        // re-made at the same place
+  CHECK(ex.overlaps_other(1050, 10, 2));         // inside it
+  CHECK(ex.overlaps_other(950, 100, 2));         // reaching into it from below
+  CHECK(ex.overlaps_other(900, 400, 2));         // around it, larger (a grown buffer)
+  // A bigger allocation exported far below: the backward scan still finds one that reaches up.
+  REQUIRE(ex.handle(0, 2000, 3, &be, h).is_ok());
+  CHECK(ex.overlaps_other(1500, 10, 4));
+  CHECK_FALSE(ex.overlaps_other(5000, 10, 4));
+  // Re-made at the same start: a new handle, and the old one's id is no longer its own.
+  REQUIRE(ex.handle(1000, 100, 5, &be, h).is_ok());
+  CHECK(be.handles == 3);
+  CHECK(ex.overlaps_other(1000, 100, 1));
 }

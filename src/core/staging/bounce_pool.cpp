@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "base/waiter.hpp"
 #include "core/runtime.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/ipc_exports.hpp"
 
 namespace mpix {
 namespace {
@@ -27,11 +29,11 @@ std::size_t size_class(std::size_t bytes) {
 
 class Pool {
  public:
-  Status acquire(Backend *be, std::size_t bytes, Bounce *out) {
+  Status acquire(Backend *be, std::size_t bytes, Bounce *out, int device) {
     std::size_t cap = size_class(bytes);
     {
       std::lock_guard<std::mutex> lk(mu_);
-      auto it = free_.find({be, cap});
+      auto it = free_.find(Key{be, device, cap});
       if (it != free_.end()) {
         auto &v = it->second;
         // Newest first: a buffer released a moment ago is likely still in the CPU caches.
@@ -48,10 +50,12 @@ class Pool {
       }
     }
     void *p = nullptr;
-    MPIX_TRY(be->alloc_pinned(cap, &p));
-    MPIX_LOG(debug, "stream", "staging: new %zu-byte bounce buffer", cap);
+    if (device < 0) MPIX_TRY(be->alloc_pinned(cap, &p));
+    else MPIX_TRY(alloc_unexported(be, device, cap, &p));
+    MPIX_LOG(debug, "stream", "staging: new %zu-byte bounce buffer (%s)", cap,
+             device < 0 ? "pinned" : "device");
     std::lock_guard<std::mutex> lk(mu_);
-    *out = Bounce{be, static_cast<char *>(p), cap};
+    *out = Bounce{be, static_cast<char *>(p), cap, device};
     ++in_use_;
     bytes_ += cap;
     return {};
@@ -59,9 +63,29 @@ class Pool {
 
   void release(const Bounce &b, const uint64_t *word, uint64_t value) {
     std::lock_guard<std::mutex> lk(mu_);
-    free_[{b.be, b.cap}].push_back(Entry{b, word, value});
+    free_[Key{b.be, b.device, b.cap}].push_back(Entry{b, word, value});
     --in_use_;
     ++cached_;
+  }
+
+  // Device memory for a GPU-direct send's copy that overlaps no allocation this process exported
+  // before (gpu/ipc_exports.hpp: a receiver may still map that one, and could not map this).
+  // An overlapping one is kept unused (freeing device memory waits for the device).
+  Status alloc_unexported(Backend *be, int device, std::size_t cap, void **p) {
+    for (int tries = 0; tries < 16; ++tries) {
+      MPIX_TRY(be->alloc_device(device, cap, p));
+      uint64_t start = 0, size = 0, id = 0;
+      MPIX_TRY(be->ipc_range(*p, &start, &size, &id));
+      if (!ipc_exports().overlaps_other(start, size, id)) return {};
+      MPIX_LOG(debug, "stream",
+               "staging: a new device buffer lies where an exported one was; "
+               "kept aside");
+      std::lock_guard<std::mutex> lk(mu_);
+      aside_.push_back(*p);
+    }
+    return make_status(MPI_ERR_NO_MEM,
+                       "no device buffer of %zu bytes apart from freed GPU-direct send buffers",
+                       cap);
   }
 
   StagingPoolStats stats() {
@@ -75,8 +99,10 @@ class Pool {
     const uint64_t *word;
     uint64_t value;
   };
+  using Key = std::tuple<Backend *, int, std::size_t>;
   std::mutex mu_;
-  std::map<std::pair<Backend *, std::size_t>, std::vector<Entry>> free_;
+  std::map<Key, std::vector<Entry>> free_;
+  std::vector<void *> aside_;  // device memory alloc_unexported did not use
   std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
 };
 
@@ -93,8 +119,8 @@ Pool &pool() { return runtime().staging_pool(); }
 
 }  // namespace
 
-Status bounce_acquire(Backend *be, std::size_t bytes, Bounce *out) {
-  return pool().acquire(be, bytes, out);
+Status bounce_acquire(Backend *be, std::size_t bytes, Bounce *out, int device) {
+  return pool().acquire(be, bytes, out, device);
 }
 
 void bounce_release(const Bounce &b, const uint64_t *word, uint64_t value) {

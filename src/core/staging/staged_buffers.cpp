@@ -20,6 +20,7 @@ StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
       copied_word(o.copied_word),
       release_word(o.release_word),
       release_value(o.release_value),
+      bounce_device(o.bounce_device),
       in_cap(o.in_cap),
       in_off(o.in_off),
       in_whole(o.in_whole) {
@@ -45,7 +46,7 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
   const std::size_t bytes = lengths ? end + 4 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
   Bounce b;
-  MPIX_TRY(bounce_acquire(be, bytes, &b));
+  MPIX_TRY(bounce_acquire(be, bytes, &b, bounce_device));
   if (lengths) {
     len_word = reinterpret_cast<uint64_t *>(b.p + end);
     store_signal(len_word, lay.span);  // all of it, unless the agent says otherwise

@@ -66,6 +66,7 @@ struct StagedBuffers {
   uint64_t *copied_word = nullptr;         // len_word[3]: set by the copy in of a delivered message
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
+  int bounce_device = -1;     // -1: bounce buffers in pinned host memory; else on that device
   std::size_t in_cap = 0;     // bytes of the receive's span its bounce buffer holds
   std::ptrdiff_t in_off = 0;  // the receive's true lower bound (view = bounce - in_off)
   char *in_whole = nullptr;   // grow_in's buffer, or null

@@ -71,6 +71,20 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   const bool r = (op.kind == OpKind::recv || op.kind == OpKind::allreduce) && needs(op.rbuf);
   if (!s && !r) return {};
   StagedBuffers b(&be);
+  if (plan.device_copy) {
+    // A GPU-direct send from a device copy: one dense copy on the stream into a device bounce
+    // buffer of the stream's device, from which the provider sends (Provider::reads_device).
+    if (op.kind != OpKind::send || !s || !plan.exec)
+      return make_status(MPI_ERR_INTERN, "a device copy is for a send on a stream");
+    b.bounce_device = plan.exec->device();
+    char *view = nullptr;
+    MPIX_TRY(b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
+                     &b.out[0], &view, false));
+    b.nout = 1;
+    op.sbuf = view;
+    op.stager = std::make_shared<StreamStager>(std::move(b), false);
+    return {};
+  }
   if (s) {
     char *view = nullptr;
     MPIX_TRY(b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,

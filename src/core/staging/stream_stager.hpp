@@ -38,6 +38,7 @@ class StreamStager : public Stager {
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;
   Status receive_space(uint64_t bytes, void **at) override;
+  bool bounces_on_device() const override { return b_.bounce_device >= 0; }
   bool waits_first() const override { return direct_; }
   Status on_host_wait() override;
 

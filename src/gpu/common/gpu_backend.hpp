@@ -166,6 +166,13 @@ class GpuBackend final : public Backend {
     return !sd.ex || reached(load_signal(sd.word.word), ticket);
   }
 
+  Status alloc_device(int device, std::size_t bytes, void **p) override {
+    MPIX_TRY(start());
+    DeviceGuard<Api> g(device);
+    MPIX_TRY(g.status());
+    return Api::device_alloc(bytes, p);
+  }
+
   Status ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) override {
     MPIX_TRY(start());
     return Api::ipc_range(p, base, size, buffer_id);

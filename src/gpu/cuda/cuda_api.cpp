@@ -321,6 +321,16 @@ Status CudaApi::host_alloc(std::size_t bytes, void **p) {
   return {};
 }
 
+Status CudaApi::device_alloc(std::size_t bytes, void **p) {
+  cudaError_t rc = cudaMalloc(p, bytes ? bytes : 1);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();
+    return make_status(MPI_ERR_NO_MEM, "cudaMalloc of %zu bytes failed: %s", bytes,
+                       cudaGetErrorString(rc));
+  }
+  return {};
+}
+
 void CudaApi::host_free(void *p) {
   if (p && cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
 }

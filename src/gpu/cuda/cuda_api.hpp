@@ -81,6 +81,8 @@ struct CudaApi {
   static bool kernel_can_access(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
+  // Device memory on the current device (mpix's own: GPU-direct send buffers, never freed).
+  static Status device_alloc(std::size_t bytes, void **p);
   static Status host_register(void *p, std::size_t bytes);
   static void host_unregister(void *p);
   static Status host_device_pointer(void *host, uint64_t *dev);

@@ -60,6 +60,8 @@ struct HipApi {
   static bool kernel_can_access(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
+  // Only GPU-direct sends use it, and GPU-direct is off on HIP.
+  static Status device_alloc(std::size_t, void **) { return no_ipc(); }
   static Status host_register(void *p, std::size_t bytes);
   static void host_unregister(void *p);
   static Status host_device_pointer(void *host, uint64_t *dev);
