@@ -255,8 +255,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       const StreamMemOp *first = waits.data() + (t ? 0 : 1);
       const std::size_t n = waits.size() - (t ? 0 : 1);
       if (n) MPIX_TRY(ex->batch(first, n));
-      for (std::size_t w = 1; w < waits.size(); ++w)
-        s.wait_order().note(waits[w].word, waits[w].value);
+      s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
       std::size_t next_fused = 0;
       std::size_t next_first = 0;
       for (int k = i; staged && k < end; ++k) {
