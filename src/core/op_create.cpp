@@ -141,7 +141,10 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out) {
 
 Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **prov_out) {
   Provider *prov = nullptr;
-  MPIX_TRY(provider_for(a.kind, &prov));
+  // provider_for, with its common case inline (one load, no call, on the enqueue path).
+  Runtime *rt = runtime_current();
+  if (rt && a.kind != OpKind::allreduce) MPIX_TRY(rt->provider(&prov));
+  else MPIX_TRY(provider_for(a.kind, &prov));
   ExecStream *ex = plan.exec;
   if (plan.stream && !ex) MPIX_TRY((*plan.stream)->exec(&ex));
   MPIX_TRY(agent_start());            // so that agent_submit cannot fail
