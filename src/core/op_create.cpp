@@ -92,12 +92,14 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
 // device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp).
 Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, Backend &be,
                   ExecStream *ex, bool faults) {
+  // staging_possible(be), asked once per stream (Stream::may_stage).
+  const bool may_stage = plan.stream ? (*plan.stream)->may_stage() : staging_possible(be);
   Status st = hold_datatype(op, dt);
   if (faults && st.is_ok()) st = fault_hit("datatype");
   if (st.is_ok()) st = prov.validate(op);
   if (faults && st.is_ok()) st = fault_hit("validate");
   // Nothing to decide where nothing can be staged (a host stream's host buffers).
-  if (st.is_ok() && staging_possible(be)) st = stage(op, prov, plan, be, ex);
+  if (st.is_ok() && may_stage) st = stage(op, prov, plan, be, ex);
   if (faults && st.is_ok()) st = fault_hit("staging_setup");
   return st;
 }
