@@ -30,7 +30,7 @@ inline __attribute__((always_inline)) Status p2p(OpKind kind, const void *buf, i
   int peers = -1;
   if (found.is_ok() && ctx) MPIX_TRY((*ctx)->peer_count(comm, &peers));
   MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv, peers));
-  MPIX_TRY(found);
+  if (!found.is_ok()) return found;
   // A thread that cannot be started fails here, before an op exists.
   MPIX_TRY(agent_start());
   return enqueue_op(p2p_args(kind, buf, count, dt, peer, tag, comm),
