@@ -21,9 +21,9 @@ namespace {
 
 // Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
 // right after a nonblocking call that uses it.
-Status hold_datatype(Op &op, MPI_Datatype dt) {
-  bool named = false;
-  MPIX_TRY(datatype_is_named(dt, &named));
+Status hold_datatype(Op &op, MPI_Datatype dt, bool known_named) {
+  bool named = known_named;
+  if (!named) MPIX_TRY(datatype_is_named(dt, &named));
   if (named) {
     op.dt = dt;
     return {};
@@ -90,11 +90,11 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
 
 // The fallible part every op shares: its datatype, the provider's checks, and the staging of
 // device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp).
-Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, Backend &be,
-                  ExecStream *ex, bool faults) {
+Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const OpPlan &plan,
+                  Backend &be, ExecStream *ex, bool faults) {
   // staging_possible(be), asked once per stream (Stream::may_stage).
   const bool may_stage = plan.stream ? (*plan.stream)->may_stage() : staging_possible(be);
-  Status st = hold_datatype(op, dt);
+  Status st = hold_datatype(op, dt, dt_named);
   if (faults && st.is_ok()) st = fault_hit("datatype");
   if (st.is_ok()) st = prov.validate(op);
   if (faults && st.is_ok()) st = fault_hit("validate");
@@ -155,7 +155,7 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **
 
   Op *op = op_new(a, plan);
   Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
-  Status st = op_prepare(*op, a.dt, *prov, plan, be, ex, faults);
+  Status st = op_prepare(*op, a.dt, a.dt_named, *prov, plan, be, ex, faults);
   if (st.is_ok() && plan.request) st = request_start(op);
   if (faults && st.is_ok()) st = fault_hit("request_start");
   if (!st.is_ok()) {
