@@ -176,7 +176,7 @@ Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire) {
 Status op_submit(Op *op, Provider *prov, ExecStream *ex, FireRecipe *fire) {
   Status st = prov->arm(*op, ex, fire);
   if (fault_armed() && st.is_ok()) st = fault_hit("arm");
-  MPIX_TRY(st);
+  if (!st.is_ok()) return st;  // (MPIX_TRY would copy it)
   if (op->stream) op->stream->pending_ops.fetch_add(1);
   op->ctx->pending_ops.fetch_add(1);
   agent_submit(op);
