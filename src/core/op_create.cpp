@@ -88,20 +88,26 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
   return staging_setup(op, sp);
 }
 
-// The fallible part every op shares: its datatype, the provider's checks, and the staging of
-// device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp).
+// The fallible part every op shares: its datatype, the provider's checks, the staging of
+// device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp) and
+// its generalized request; the first failure is returned. Written with early returns: a Status
+// assigned over another costs a release check each time, on every enqueue.
 Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const OpPlan &plan,
-                  Backend &be, ExecStream *ex, bool faults) {
-  // staging_possible(be), asked once per stream (Stream::may_stage).
-  const bool may_stage = plan.stream ? (*plan.stream)->may_stage() : staging_possible(be);
-  Status st = hold_datatype(op, dt, dt_named);
-  if (faults && st.is_ok()) st = fault_hit("datatype");
-  if (st.is_ok()) st = prov.validate(op);
-  if (faults && st.is_ok()) st = fault_hit("validate");
-  // Nothing to decide where nothing can be staged (a host stream's host buffers).
-  if (st.is_ok() && may_stage) st = stage(op, prov, plan, be, ex);
-  if (faults && st.is_ok()) st = fault_hit("staging_setup");
-  return st;
+                  ExecStream *ex, bool faults) {
+  MPIX_TRY(hold_datatype(op, dt, dt_named));
+  if (faults) MPIX_TRY(fault_hit("datatype"));
+  MPIX_TRY(prov.validate(op));
+  if (faults) MPIX_TRY(fault_hit("validate"));
+  // Nothing to decide where nothing can be staged (a host stream's host buffers):
+  // staging_possible, asked once per stream (Stream::may_stage).
+  if (plan.stream ? (*plan.stream)->may_stage() : staging_possible(*plan.be)) {
+    Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
+    MPIX_TRY(stage(op, prov, plan, be, ex));
+  }
+  if (faults) MPIX_TRY(fault_hit("staging_setup"));
+  if (plan.request) MPIX_TRY(request_start(&op));
+  if (faults) MPIX_TRY(fault_hit("request_start"));
+  return {};
 }
 
 }  // namespace
@@ -154,10 +160,7 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **
   if (faults) MPIX_TRY(fault_hit("op_create"));
 
   Op *op = op_new(a, plan);
-  Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
-  Status st = op_prepare(*op, a.dt, a.dt_named, *prov, plan, be, ex, faults);
-  if (st.is_ok() && plan.request) st = request_start(op);
-  if (faults && st.is_ok()) st = fault_hit("request_start");
+  Status st = op_prepare(*op, a.dt, a.dt_named, *prov, plan, ex, faults);
   if (!st.is_ok()) {
     op_discard(op);
     return st;
