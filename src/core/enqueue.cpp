@@ -145,8 +145,12 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     }
   }
   if (request) {
-    if (st.is_ok() && !fired) st = run_fire(s, *ex, fire);
-    if (!st.is_ok()) op_fail(*op, std::move(st));
+    if (!st.is_ok()) {
+      op_fail(*op, std::move(st));
+    } else if (!fired) {
+      Status f = run_fire(s, *ex, fire);  // its own Status: no assignment over st
+      if (!f.is_ok()) op_fail(*op, std::move(f));
+    }
     *request = op->grequest;
     return {};
   }
