@@ -26,19 +26,24 @@ Status check_tag(int tag, bool any);
 // each check in turn.
 Status check_p2p_each(const void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
                       bool is_recv, int peers = -1);
-// The same; the enqueue path's common case (a predefined datatype seen before, a rank below a
-// known @p peers, a tag every MPI allows) is answered inline, asking MPI nothing. Anything else
-// takes check_p2p_each, so errors and their messages are the same.
-inline Status check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                        MPI_Comm comm, bool is_recv, int peers = -1) {
+// The enqueue path's common case (a predefined datatype seen before, a rank below a known
+// @p peers, a tag every MPI allows), answered inline, asking MPI nothing: true when it holds
+// (then @p dt is a predefined datatype). False says nothing: ask check_p2p_each.
+inline bool check_p2p_quick(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                            MPI_Comm comm, bool is_recv, int peers) {
   // MPI guarantees MPI_TAG_UB >= 32767; larger tags are checked against the real bound.
   constexpr int kTagUbMin = 32767;
   const bool rank_ok =
       (peer >= 0 && peer < peers) || peer == MPI_PROC_NULL || (is_recv && peer == MPI_ANY_SOURCE);
   const bool tag_ok = (tag >= 0 && tag <= kTagUbMin) || (is_recv && tag == MPI_ANY_TAG);
-  if (comm != MPI_COMM_NULL && count >= 0 && (buf || count == 0) && rank_ok && tag_ok &&
-      datatype_known_named(dt))
-    return {};
+  return comm != MPI_COMM_NULL && count >= 0 && (buf || count == 0) && rank_ok && tag_ok &&
+         datatype_known_named(dt);
+}
+// check_p2p_each, with the common case (check_p2p_quick) inline; anything else takes
+// check_p2p_each, so errors and their messages are the same.
+inline Status check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                        MPI_Comm comm, bool is_recv, int peers = -1) {
+  if (check_p2p_quick(buf, count, dt, peer, tag, comm, is_recv, peers)) return {};
   return check_p2p_each(buf, count, dt, peer, tag, comm, is_recv, peers);
 }
 

@@ -4,8 +4,7 @@
 
 namespace mpix {
 
-int finish(MPI_Comm comm, const char *call, const Status &st) {
-  if (st.is_ok()) return MPI_SUCCESS;
+int finish_failed(MPI_Comm comm, const char *call, const Status &st) {
   MPIX_LOG(warn, "api", "%s: %s", call, st.what().c_str());
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

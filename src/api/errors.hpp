@@ -13,7 +13,11 @@
 
 namespace mpix {
 
-int finish(MPI_Comm comm, const char *call, const Status &st);
+int finish_failed(MPI_Comm comm, const char *call, const Status &st);
+// Inline where it succeeds (every call returns through it): no call on the fast path.
+inline int finish(MPI_Comm comm, const char *call, const Status &st) {
+  return st.is_ok() ? MPI_SUCCESS : finish_failed(comm, call, st);
+}
 // The same for an MPI error code made earlier (an asynchronous failure's, with its message).
 int report_code(MPI_Comm comm, const char *call, int code);
 

@@ -29,12 +29,15 @@ inline __attribute__((always_inline)) Status p2p(OpKind kind, const void *buf, i
   Status found = comm == MPI_COMM_NULL ? Status{} : comm_ctx_peek(comm, &ctx);
   int peers = -1;
   if (found.is_ok() && ctx) MPIX_TRY((*ctx)->peer_count(comm, &peers));
-  MPIX_TRY(check_p2p(buf, count, dt, peer, tag, comm, kind == OpKind::recv, peers));
-  MPIX_TRY(found);
+  const bool quick = check_p2p_quick(buf, count, dt, peer, tag, comm, kind == OpKind::recv, peers);
+  if (!quick)
+    MPIX_TRY(check_p2p_each(buf, count, dt, peer, tag, comm, kind == OpKind::recv, peers));
+  if (!found.is_ok()) return found;
   // A thread that cannot be started fails here, before an op exists.
   MPIX_TRY(agent_start());
-  return enqueue_op(p2p_args(kind, buf, count, dt, peer, tag, comm),
-                    want_request ? request : nullptr, status, ctx);
+  EnqueueArgs a = p2p_args(kind, buf, count, dt, peer, tag, comm);
+  a.dt_named = quick;  // the quick check found dt predefined: op_create need not ask again
+  return enqueue_op(a, want_request ? request : nullptr, status, ctx);
 }
 
 // The ops of @p reqs, their handles consumed (request_find_all with take: on failure nothing is

@@ -22,6 +22,15 @@ class WaitOrder {
     drop_released();
     waits_.push_back(Wait{word, value});
   }
+  // note() for each of @p n waits in order (anything with `word` and `value`), under one lock:
+  // a stream wait of many requests notes them all at once.
+  template <class W>
+  void note_all(const W *waits, std::size_t n) {
+    if (!n) return;
+    std::lock_guard<std::mutex> lk(mu_);
+    drop_released();
+    for (std::size_t i = 0; i < n; ++i) waits_.push_back(Wait{waits[i].word, waits[i].value});
+  }
   // Whether the wait on (@p word, @p value) is queued, and every wait queued before it is
   // released.
   bool is_next(const uint64_t *word, uint64_t value) {

@@ -145,8 +145,12 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     }
   }
   if (request) {
-    if (st.is_ok() && !fired) st = run_fire(s, *ex, fire);
-    if (!st.is_ok()) op_fail(*op, std::move(st));
+    if (!st.is_ok()) {
+      op_fail(*op, std::move(st));
+    } else if (!fired) {
+      Status f = run_fire(s, *ex, fire);  // its own Status: no assignment over st
+      if (!f.is_ok()) op_fail(*op, std::move(f));
+    }
     *request = op->grequest;
     return {};
   }
@@ -255,8 +259,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       const StreamMemOp *first = waits.data() + (t ? 0 : 1);
       const std::size_t n = waits.size() - (t ? 0 : 1);
       if (n) MPIX_TRY(ex->batch(first, n));
-      for (std::size_t w = 1; w < waits.size(); ++w)
-        s.wait_order().note(waits[w].word, waits[w].value);
+      s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
       std::size_t next_fused = 0;
       std::size_t next_first = 0;
       for (int k = i; staged && k < end; ++k) {

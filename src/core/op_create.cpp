@@ -21,9 +21,9 @@ namespace {
 
 // Keeps a derived datatype alive while the op needs it: MPI lets the user free a datatype
 // right after a nonblocking call that uses it.
-Status hold_datatype(Op &op, MPI_Datatype dt) {
-  bool named = false;
-  MPIX_TRY(datatype_is_named(dt, &named));
+Status hold_datatype(Op &op, MPI_Datatype dt, bool known_named) {
+  bool named = known_named;
+  if (!named) MPIX_TRY(datatype_is_named(dt, &named));
   if (named) {
     op.dt = dt;
     return {};
@@ -88,18 +88,26 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
   return staging_setup(op, sp);
 }
 
-// The fallible part every op shares: its datatype, the provider's checks, and the staging of
-// device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp).
-Status op_prepare(Op &op, MPI_Datatype dt, Provider &prov, const OpPlan &plan, Backend &be,
+// The fallible part every op shares: its datatype, the provider's checks, the staging of
+// device buffers the provider cannot reach (through pinned bounce buffers, core/stager.hpp) and
+// its generalized request; the first failure is returned. Written with early returns: a Status
+// assigned over another costs a release check each time, on every enqueue.
+Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const OpPlan &plan,
                   ExecStream *ex, bool faults) {
-  Status st = hold_datatype(op, dt);
-  if (faults && st.is_ok()) st = fault_hit("datatype");
-  if (st.is_ok()) st = prov.validate(op);
-  if (faults && st.is_ok()) st = fault_hit("validate");
-  // Nothing to decide where nothing can be staged (a host stream's host buffers).
-  if (st.is_ok() && staging_possible(be)) st = stage(op, prov, plan, be, ex);
-  if (faults && st.is_ok()) st = fault_hit("staging_setup");
-  return st;
+  MPIX_TRY(hold_datatype(op, dt, dt_named));
+  if (faults) MPIX_TRY(fault_hit("datatype"));
+  MPIX_TRY(prov.validate(op));
+  if (faults) MPIX_TRY(fault_hit("validate"));
+  // Nothing to decide where nothing can be staged (a host stream's host buffers):
+  // staging_possible, asked once per stream (Stream::may_stage).
+  if (plan.stream ? (*plan.stream)->may_stage() : staging_possible(*plan.be)) {
+    Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
+    MPIX_TRY(stage(op, prov, plan, be, ex));
+  }
+  if (faults) MPIX_TRY(fault_hit("staging_setup"));
+  if (plan.request) MPIX_TRY(request_start(&op));
+  if (faults) MPIX_TRY(fault_hit("request_start"));
+  return {};
 }
 
 }  // namespace
@@ -141,7 +149,10 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out) {
 
 Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **prov_out) {
   Provider *prov = nullptr;
-  MPIX_TRY(provider_for(a.kind, &prov));
+  // provider_for, with its common case inline (one load, no call, on the enqueue path).
+  Runtime *rt = runtime_current();
+  if (rt && a.kind != OpKind::allreduce) MPIX_TRY(rt->provider(&prov));
+  else MPIX_TRY(provider_for(a.kind, &prov));
   ExecStream *ex = plan.exec;
   if (plan.stream && !ex) MPIX_TRY((*plan.stream)->exec(&ex));
   MPIX_TRY(agent_start());            // so that agent_submit cannot fail
@@ -149,10 +160,7 @@ Status op_create(const EnqueueArgs &a, const OpPlan &plan, Op **out, Provider **
   if (faults) MPIX_TRY(fault_hit("op_create"));
 
   Op *op = op_new(a, plan);
-  Backend &be = plan.stream ? *(*plan.stream)->backend() : *plan.be;
-  Status st = op_prepare(*op, a.dt, *prov, plan, be, ex, faults);
-  if (st.is_ok() && plan.request) st = request_start(op);
-  if (faults && st.is_ok()) st = fault_hit("request_start");
+  Status st = op_prepare(*op, a.dt, a.dt_named, *prov, plan, ex, faults);
   if (!st.is_ok()) {
     op_discard(op);
     return st;
@@ -171,7 +179,7 @@ Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire) {
 Status op_submit(Op *op, Provider *prov, ExecStream *ex, FireRecipe *fire) {
   Status st = prov->arm(*op, ex, fire);
   if (fault_armed() && st.is_ok()) st = fault_hit("arm");
-  MPIX_TRY(st);
+  if (!st.is_ok()) return st;  // (MPIX_TRY would copy it)
   if (op->stream) op->stream->pending_ops.fetch_add(1);
   op->ctx->pending_ops.fetch_add(1);
   agent_submit(op);

@@ -36,6 +36,7 @@ struct EnqueueArgs {
   int peer = MPI_PROC_NULL;
   int tag = 0;
   MPI_Comm comm = MPI_COMM_NULL;
+  bool dt_named = false;  // the caller knows dt is a predefined (named) datatype
 };
 
 // The arguments of one point-to-point op (a send from, or a receive into, @p buf).

@@ -1,5 +1,7 @@
 #include "core/request.hpp"
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -23,6 +25,10 @@ class RequestTable {
   // Guards all below (the table is the Runtime's, core/runtime.hpp). Every section is a few
   // probes of the table (a rebuild, rarely): a spin lock, taken on every enqueue and free.
   SpinLock mu;
+  // Entries that are spare requests (Op::spare_request, request_make_spare): entered when the
+  // agent makes them, so that an enqueue taking one has no table work. Not counted by
+  // request_count. Changed under mu, except by request_start, which takes a spare without it.
+  std::atomic<std::ptrdiff_t> spares{0};
 
   void insert(MPI_Request r, Op *op) {
     if (4 * (live_ + 1) > slots_.size()) rebuild();  // at most a quarter full: short runs
@@ -202,25 +208,33 @@ int cancel_fn(void *extra, int complete) {
 Status request_start(Op *op) {
   Runtime &rt = runtime();
   op->refs.fetch_add(1);
+  RequestTable &t = rt.requests();
   if (op->spare_request != MPI_REQUEST_NULL) {
+    // In the table already, mapped to this op (request_make_spare).
     op->grequest = op->spare_request;
     op->spare_request = MPI_REQUEST_NULL;
-  } else {
-    int rc = rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
-    if (rc != MPI_SUCCESS) {
-      op->refs.fetch_sub(1);
-      return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
-    }
+    t.spares.fetch_sub(1, std::memory_order_relaxed);
+    return {};
   }
-  RequestTable &t = rt.requests();
+  int rc = rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->grequest);
+  if (rc != MPI_SUCCESS) {
+    op->refs.fetch_sub(1);
+    return mpi_status(rc, "MPI_Grequest_start", __FILE__, __LINE__);
+  }
   std::lock_guard<SpinLock> lk(t.mu);
   t.insert(op->grequest, op);
   return {};
 }
 
 bool request_make_spare(Op *op) {
-  return runtime().mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->spare_request) ==
-         MPI_SUCCESS;
+  Runtime &rt = runtime();
+  if (rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->spare_request) != MPI_SUCCESS)
+    return false;
+  RequestTable &t = rt.requests();
+  std::lock_guard<SpinLock> lk(t.mu);
+  t.insert(op->spare_request, op);
+  t.spares.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void request_drop_spare(Op *op) {
@@ -228,6 +242,12 @@ void request_drop_spare(Op *op) {
   op->spare_request = MPI_REQUEST_NULL;
   Runtime *rt = runtime_current();
   if (!rt) return;  // MPI is finalised: nothing left to free
+  {
+    RequestTable &t = rt->requests();
+    std::lock_guard<SpinLock> lk(t.mu);
+    t.erase(r, op);
+    t.spares.fetch_sub(1, std::memory_order_relaxed);
+  }
   MpiCalls &mpi = rt->mpi();
   int rc = mpi.grequest_complete(r);
   if (rc == MPI_SUCCESS) rc = mpi.request_free(&r);
@@ -286,7 +306,7 @@ std::size_t request_count() {
   RequestTable *t = requests();
   if (!t) return 0;
   std::lock_guard<SpinLock> lk(t->mu);
-  return t->size();
+  return t->size() - static_cast<std::size_t>(t->spares.load(std::memory_order_relaxed));
 }
 
 }  // namespace mpix

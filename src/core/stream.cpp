@@ -6,6 +6,7 @@
 #include "base/log.hpp"
 #include "core/agent.hpp"
 #include "core/runtime.hpp"
+#include "core/stager.hpp"
 #include "core/stream_release.hpp"
 
 namespace mpix {
@@ -14,6 +15,7 @@ Stream::Stream(uint64_t id, StreamKind kind, Backend *backend, std::unique_ptr<E
     : id_(id),
       kind_(kind),
       backend_(backend),
+      may_stage_(backend && staging_possible(*backend)),
       exec_(std::move(exec)),
       trigger_(signal_pool().acquire()) {
   // Thresholds start above the word's current value (words are recycled, values only grow).

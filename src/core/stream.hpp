@@ -25,6 +25,9 @@ class Stream {
   uint64_t id() const { return id_; }
   StreamKind kind() const { return kind_; }
   Backend *backend() const { return backend_; }
+  // staging_possible(*backend()), asked once (core/stager.hpp): whether an op of this stream
+  // may have buffers to stage (a host stream's host buffers never do).
+  bool may_stage() const { return may_stage_; }
   // The executing stream; a general stream makes a host stream on first use. Fails once the
   // stream was released. Inline once made (every enqueue asks).
   Status exec(ExecStream **out) {
@@ -93,6 +96,7 @@ class Stream {
   uint64_t id_;
   StreamKind kind_;
   Backend *backend_;
+  bool may_stage_;
   std::mutex exec_mu_;
   std::unique_ptr<ExecStream> exec_;
   // exec_.get() once made, until released: exec()'s lock-free read on the enqueue path.
