@@ -72,8 +72,11 @@ class Pool {
   // before (gpu/ipc_exports.hpp: a receiver may still map that one, and could not map this).
   // An overlapping one is kept unused (freeing device memory waits for the device).
   Status alloc_unexported(Backend *be, int device, std::size_t cap, void **p) {
+    // At least 2 MiB each: CUDA hands small allocations out of the space of freed small ones
+    // (likely exported ones), larger ones from blocks of their own.
+    constexpr std::size_t kMinDeviceAlloc = std::size_t{2} << 20;
     for (int tries = 0; tries < 16; ++tries) {
-      MPIX_TRY(be->alloc_device(device, cap, p));
+      MPIX_TRY(be->alloc_device(device, cap < kMinDeviceAlloc ? kMinDeviceAlloc : cap, p));
       uint64_t start = 0, size = 0, id = 0;
       MPIX_TRY(be->ipc_range(*p, &start, &size, &id));
       if (!ipc_exports().overlaps_other(start, size, id)) return {};

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/log.hpp"
 #include "core/op.hpp"
 #include "core/provider.hpp"
 #include "core/stager.hpp"
@@ -78,12 +79,18 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
       return make_status(MPI_ERR_INTERN, "a device copy is for a send on a stream");
     b.bounce_device = plan.exec->device();
     char *view = nullptr;
-    MPIX_TRY(b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
-                     &b.out[0], &view, false));
-    b.nout = 1;
-    op.sbuf = view;
-    op.stager = std::make_shared<StreamStager>(std::move(b), false);
-    return {};
+    Status st = b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
+                        &b.out[0], &view, false);
+    if (st.is_ok()) {
+      b.nout = 1;
+      op.sbuf = view;
+      op.stager = std::make_shared<StreamStager>(std::move(b), false);
+      return {};
+    }
+    // No device buffer apart from the exported ones: staged through host memory after all.
+    MPIX_LOG(debug, "stream", "staging: no device copy for a GPU-direct send (%s); staged",
+             st.what().c_str());
+    b.bounce_device = -1;
   }
   if (s) {
     char *view = nullptr;
