@@ -154,7 +154,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
                      (in.bytes <= StreamStager::fused_copy_in_max() &&
                       plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
                     plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
-  if (b.has_in && b.in_cap < in.bytes && !(clip && direct && !recv_chunk)) {
+  if (b.short_ok && b.in_cap < in.bytes && !(clip && direct && !recv_chunk)) {
     // A short bounce buffer, but a copy in that cannot read where the message is: stage again
     // with a whole one (the short one goes back to the pool at once).
     char *view = nullptr;
