@@ -75,6 +75,17 @@ class Pool {
     // At least 2 MiB each: CUDA hands small allocations out of the space of freed small ones
     // (likely exported ones), larger ones from blocks of their own.
     constexpr std::size_t kMinDeviceAlloc = std::size_t{2} << 20;
+    // Memory kept aside is never freed (that would wait for the device): past this many pieces,
+    // no more device copies (the caller stages through host memory instead).
+    constexpr std::size_t kMaxAside = 64;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (aside_.size() >= kMaxAside)
+        return make_status(MPI_ERR_NO_MEM,
+                           "%zu device buffers lie where freed GPU-direct send buffers were; "
+                           "no more are tried",
+                           aside_.size());
+    }
     for (int tries = 0; tries < 16; ++tries) {
       MPIX_TRY(be->alloc_device(device, cap < kMinDeviceAlloc ? kMinDeviceAlloc : cap, p));
       uint64_t start = 0, size = 0, id = 0;
