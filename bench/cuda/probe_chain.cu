@@ -16,21 +16,21 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
+#define CK(x)                                                                                 \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
-#define CU(x)                                                  \
-  do {                                                         \
-    CUresult r_ = (x);                                         \
-    if (r_ != CUDA_SUCCESS) {                                  \
+#define CU(x)                                                                  \
+  do {                                                                         \
+    CUresult r_ = (x);                                                         \
+    if (r_ != CUDA_SUCCESS) {                                                  \
       std::fprintf(stderr, "%s:%d %s: %d\n", __FILE__, __LINE__, #x, int(r_)); \
-      std::exit(1);                                            \
-    }                                                          \
+      std::exit(1);                                                            \
+    }                                                                          \
   } while (0)
 
 using u64 = unsigned long long;
@@ -68,9 +68,20 @@ struct Bufs {
   u64 *din, *dout, *dk;  // device: receive buffer, send buffer (K writes it), K's buffer
 };
 
-enum class In { memop_wait, memop_wait_kernel, wait_kernel_copy, memop_wait_memcpy, none_kernel_wait };
-enum class Out { memop_write, kernel_copy_store, kernel_copy_memop_write, memcpy_memop_write,
-                 kernel_store };
+enum class In {
+  memop_wait,
+  memop_wait_kernel,
+  wait_kernel_copy,
+  memop_wait_memcpy,
+  none_kernel_wait
+};
+enum class Out {
+  memop_write,
+  kernel_copy_store,
+  kernel_copy_memop_write,
+  memcpy_memop_write,
+  kernel_store
+};
 
 struct Variant {
   const char *name;
@@ -81,17 +92,20 @@ struct Variant {
 void enqueue_chain(cudaStream_t s, CUstream cs, const Bufs &b, const Variant &v, u64 i) {
   switch (v.in) {
     case In::memop_wait:
-      CU(cuStreamWaitValue64(cs, reinterpret_cast<CUdeviceptr>(b.rel), i, CU_STREAM_WAIT_VALUE_GEQ));
+      CU(cuStreamWaitValue64(cs, reinterpret_cast<CUdeviceptr>(b.rel), i,
+                             CU_STREAM_WAIT_VALUE_GEQ));
       break;
     case In::memop_wait_kernel:
-      CU(cuStreamWaitValue64(cs, reinterpret_cast<CUdeviceptr>(b.rel), i, CU_STREAM_WAIT_VALUE_GEQ));
+      CU(cuStreamWaitValue64(cs, reinterpret_cast<CUdeviceptr>(b.rel), i,
+                             CU_STREAM_WAIT_VALUE_GEQ));
       copy8<<<1, 32, 0, s>>>(b.din, b.hin);
       break;
     case In::wait_kernel_copy:
       wait_then_copy8<<<1, 32, 0, s>>>(b.rel, i, b.din, b.hin);
       break;
     case In::memop_wait_memcpy:
-      CU(cuStreamWaitValue64(cs, reinterpret_cast<CUdeviceptr>(b.rel), i, CU_STREAM_WAIT_VALUE_GEQ));
+      CU(cuStreamWaitValue64(cs, reinterpret_cast<CUdeviceptr>(b.rel), i,
+                             CU_STREAM_WAIT_VALUE_GEQ));
       CK(cudaMemcpyAsync(b.din, b.hin, 8, cudaMemcpyHostToDevice, s));
       break;
     case In::none_kernel_wait:

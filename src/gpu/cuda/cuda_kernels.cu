@@ -187,7 +187,7 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
-  const char *at = from ? reinterpret_cast<const char *>(from)
+  const char *at = from        ? reinterpret_cast<const char *>(from)
                    : speculate ? reinterpret_cast<const char *>(head)
                                : src;
   copy_bytes(dst, at, n);
