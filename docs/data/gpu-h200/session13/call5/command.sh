@@ -1,8 +1,9 @@
 #!/bin/bash
-# Session 13 call 5 (at 9a74a66): every gpu test; D D 8 B..4 KiB after the staged receive's
+# Session 13 call 5 (at a686522 and later data commits): every gpu test; D D 8 B..4 KiB after the staged receive's
 # one-round-trip kernel and the trigger store without a trailing fence; the agent's busy polling
 # (MPIX_BUSY_POLL_US, default 1000, against 0 = a yield per poll as before) on large H H and
-# staged D D; halo 64 and 1024. Modes alternate, twice, in one run.
+# staged D D; halo 64 and 1024; partitioned device buffers with the agent's staging copies
+# waited for (MPIX_AGENT_COPY_SYNC_MAX=65536, default) or not (0). Modes alternate, twice, in one run.
 set -u
 out=${OUT:?}
 budget=${1:-480}
@@ -39,6 +40,10 @@ done
 name=prof_dd8 MPIX_PROFILE=1 lat --buffers "D D" --mode enqueue -m 8:8 -i 3000 -x 300
 for n in 64 1024; do
   left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_halo --device cuda --sizes $n --seconds 2 --json $out/halo_$n.json > $out/halo_$n.txt 2>&1; log "halo $n rc=$?"; }
+done
+P=(build-gpu/bench/partitioned/mpix_partitioned --buffers device --sizes 2048:1048576 --parts 1,8,64 --modes partitioned,enqueue,mpi-sync --iters 50 --warmup 5)
+for v in 65536 0; do
+  left && { MPIX_AGENT_COPY_SYNC_MAX=$v timeout -k 5 90 "${M[@]}" -x MPIX_AGENT_COPY_SYNC_MAX "${P[@]}" --json $out/part_dev_sync$v.json > $out/part_dev_sync$v.txt 2>&1; log "partitioned device sync_max=$v rc=$?"; }
 done
 for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}'); do
   left || { echo "$t skipped (budget)" >> "$out/ctest_summary.txt"; continue; }
