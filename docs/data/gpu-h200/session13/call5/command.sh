@@ -19,6 +19,15 @@ nvidia-cuda-mps-control -d && log "MPS started"
   -DMPIX_ENABLE_HIP=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/configure.log" 2>&1
 cmake --build build-gpu -j 16 -- -k 0 > "$out/build.log" 2>&1 || { grep -B3 -A12 FAILED "$out/build.log" | head -60; }
 log "build done"
+# The gpu tests first (this session's kernel and pointer-query changes land only if they pass).
+for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}'); do
+  left || { echo "$t skipped (budget)" >> "$out/ctest_summary.txt"; continue; }
+  timeout -k 5 40 ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >> "$out/ctest_gpu.log" 2>&1
+  echo "$t rc=$?" >> "$out/ctest_summary.txt"
+  pkill -9 -f build-gpu/test 2>/dev/null; pkill -9 -f build-gpu/examples 2>/dev/null
+done
+log "gpu tests: $(grep -c 'rc=0' "$out/ctest_summary.txt") of $(grep -c . "$out/ctest_summary.txt") passed"
+gzip -f "$out/ctest_gpu.log"
 M=(mpirun -np 2 --bind-to none -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x CUDA_MODULE_LOADING
    -x OMPI_MCA_btl_vader_single_copy_mechanism -x MPIX_GPU_DIRECT -x MPIX_BUSY_POLL_US -x MPIX_PROFILE)
 L=(build-gpu/bench/mpix_latency -d cuda --set kernel=write)
@@ -45,11 +54,4 @@ P=(build-gpu/bench/partitioned/mpix_partitioned --buffers device --sizes 2048:10
 for v in 65536 0; do
   left && { MPIX_AGENT_COPY_SYNC_MAX=$v timeout -k 5 90 "${M[@]}" -x MPIX_AGENT_COPY_SYNC_MAX "${P[@]}" --json $out/part_dev_sync$v.json > $out/part_dev_sync$v.txt 2>&1; log "partitioned device sync_max=$v rc=$?"; }
 done
-for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}'); do
-  left || { echo "$t skipped (budget)" >> "$out/ctest_summary.txt"; continue; }
-  timeout -k 5 40 ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >> "$out/ctest_gpu.log" 2>&1
-  echo "$t rc=$?" >> "$out/ctest_summary.txt"
-  pkill -9 -f build-gpu/test 2>/dev/null; pkill -9 -f build-gpu/examples 2>/dev/null
-done
-log "gpu tests: $(grep -c 'rc=0' "$out/ctest_summary.txt") of $(grep -c . "$out/ctest_summary.txt") passed"
-gzip -f "$out/ctest_gpu.log"
+
