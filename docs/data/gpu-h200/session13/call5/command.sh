@@ -1,4 +1,6 @@
 #!/bin/bash
+# NOT RUN in session 13: no device machine could be started from 08:05 until the session's device
+# time ran out. It is the run for branch gpu-pending (this session's kernel and pointer-query changes).
 # Session 13 call 5 (at a686522 and later data commits): every gpu test; D D 8 B..4 KiB after the staged receive's
 # one-round-trip kernel and the trigger store without a trailing fence; the agent's busy polling
 # (MPIX_BUSY_POLL_US, default 1000, against 0 = a yield per poll as before) on large H H and
