@@ -59,12 +59,12 @@ struct ProviderCaps {
   bool collectives = false;
 };
 
-// Per-communicator provider state (addresses, context ids). Made collectively in comm_open.
-// A communicator's context keeps the p2p provider's (CommCtx::prov), so a provider reaches
-// its own through provider_comm<T>(op) (core/comm_ctx.hpp) and never sees another's.
 // How a provider reads an op's device buffers (Provider::reads_device).
 enum class DeviceRead { no, as_is, from_device_copy };
 
+// Per-communicator provider state (addresses, context ids). Made collectively in comm_open.
+// A communicator's context keeps the p2p provider's (CommCtx::prov), so a provider reaches
+// its own through provider_comm<T>(op) (core/comm_ctx.hpp) and never sees another's.
 class ProviderComm {
  public:
   virtual ~ProviderComm() = default;
