@@ -123,13 +123,15 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
   return {};
 }
 
-bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc) {
+namespace {
+
+// ipc_send_goes_direct but for the buffer's memory kind.
+bool send_fits_direct(const Op &op, const IpcShared *ipc) {
   if (!ipc || op.kind != OpKind::send || op.count <= 0 || op.dt_owned || !op.stream) return false;
   if (op.peer < 0 || static_cast<std::size_t>(op.peer) >= ipc->direct.size() ||
       !ipc->direct[static_cast<std::size_t>(op.peer)])
     return false;
-  if (op.stream->backend() != ipc->backend || ipc->backend->classify(op.sbuf) != MemKind::device)
-    return false;
+  if (op.stream->backend() != ipc->backend) return false;
   // A predefined type with holes (MPI_DOUBLE_INT, ...) is not a byte range.
   MPI_Aint lb = 0, extent = 0;
   int size = 0;
@@ -144,8 +146,15 @@ bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc) {
   return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > eager_max;
 }
 
+}  // namespace
+
+bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc) {
+  return send_fits_direct(op, ipc) && ipc->backend->classify(op.sbuf) == MemKind::device;
+}
+
 DeviceRead ipc_send_read(const Op &op, const IpcShared *ipc) {
-  if (!ipc_send_goes_direct(op, ipc)) return DeviceRead::no;
+  if (!send_fits_direct(op, ipc)) return DeviceRead::no;
+  // Device memory, and which allocation, in one pointer query (ipc_range fails elsewhere).
   uint64_t start = 0, bytes = 0, id = 0;
   if (!ipc->backend->ipc_range(op.sbuf, &start, &bytes, &id).is_ok()) return DeviceRead::no;
   if (!ipc_exports().overlaps_other(start, bytes, id)) return DeviceRead::as_is;

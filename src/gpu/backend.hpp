@@ -188,7 +188,8 @@ class Backend {
   }
   // CUDA IPC (same-node GPU-direct, providers/mpi/ipc_path.hpp). ipc_range: the start and
   // size of the device allocation holding @p p and its buffer id (unique per allocation for the
-  // process's life, so a freed and re-made allocation at the same address has another).
+  // process's life, so a freed and re-made allocation at the same address has another); fails
+  // where @p p is not device memory (host, pinned or managed).
   // ipc_handle: the IPC handle of the allocation starting at @p base. ipc_open: maps an
   // allocation another process exported into this one, on @p device, until ipc_close; on a
   // refusal because the memory is mapped here already under another handle (CUDA's

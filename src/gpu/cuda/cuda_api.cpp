@@ -358,10 +358,17 @@ Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_
   CUdeviceptr start = 0;
   std::size_t n = 0;
   unsigned long long id = 0;
-  CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_BUFFER_ID};
-  void *data[3] = {&start, &n, &id};
-  MPIX_CU_CHECK(g_drv.pointer_attrs(3, attrs, data, reinterpret_cast<CUdeviceptr>(p)));
+  unsigned int type = 0, managed = 0;
+  // One query answers both "is it device memory" and "which allocation" (the plural call does
+  // not fail on a pointer CUDA does not know: it leaves the values 0).
+  CUpointer_attribute attrs[5] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                  CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                  CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  void *data[5] = {&start, &n, &id, &type, &managed};
+  MPIX_CU_CHECK(g_drv.pointer_attrs(5, attrs, data, reinterpret_cast<CUdeviceptr>(p)));
+  if (type != CU_MEMORYTYPE_DEVICE || managed)
+    return make_status(MPI_ERR_ARG, "not device memory of a cudaMalloc allocation");
   *base = static_cast<uint64_t>(start);
   *size = static_cast<uint64_t>(n);
   *buffer_id = static_cast<uint64_t>(id);

@@ -12,12 +12,11 @@
 namespace mpix {
 namespace {
 
-// Earlier kernels on the stream have finished before this one starts; the fences make their
-// writes, and ours, visible to the host before the host can see the new value.
+// Earlier kernels on the stream have finished before this one starts; the fence makes their
+// writes visible to the host before the host can see the new value.
 __global__ void store_word(volatile unsigned long long *word, unsigned long long value) {
   __threadfence_system();
-  *word = value;
-  __threadfence_system();
+  *word = value;  // published by the kernel's end (a fence after it holds the stream)
 }
 
 // The cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, so both modes agree on what "reached" is.
@@ -148,29 +147,50 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
-    *word = value;
-    __threadfence_system();
+    *word = value;  // no fence after it: the kernel's end publishes it, and one would hold the
+                    // stream for a PCIe round trip
   }
 }
 
 // A staged receive's completion wait and copy in as one kernel: in each block one thread spins
 // on the completion word (one host-memory reader per block), the block meets, then its threads
 // copy their share of the message's prefix as copy_prefix does.
+//
+// Up to kSpeculate bytes from an aligned bounce buffer, the block loads the bounce buffer's head
+// into shared memory while thread 0 loads the length and source words: one PCIe round trip
+// (~1.4 us on one H200) instead of two one after the other. A message that came GPU-direct
+// (len[1] set) is then copied from its sender's memory as before, the loads wasted.
+constexpr unsigned kSpeculate = 4096;
+
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
                                char *dst, const char *src, unsigned long long max,
                                volatile unsigned long long *len) {
   __shared__ unsigned long long total, from;
+  __shared__ uint4 head[kSpeculate / sizeof(uint4)];
   if (threadIdx.x == 0) {
     while (static_cast<long long>(*word - value) < 0) {
     }
     __threadfence_system();
+  }
+  __syncthreads();
+  const bool speculate = max <= kSpeculate && reinterpret_cast<unsigned long long>(src) % 16 == 0;
+  if (threadIdx.x == 0) {
     total = len[0];
     from = len[1];
+  }
+  if (speculate) {
+    // Past the message but inside the bounce buffer (at least a page; its words follow the span).
+    const unsigned long long words = (max + sizeof(uint4) - 1) / sizeof(uint4);
+    for (unsigned long long i = threadIdx.x; i < words; i += blockDim.x)
+      head[i] = __ldcv(reinterpret_cast<const uint4 *>(src) + i);
   }
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
-  copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
+  const char *at = from        ? reinterpret_cast<const char *>(from)
+                   : speculate ? reinterpret_cast<const char *>(head)
+                               : src;
+  copy_bytes(dst, at, n);
   announce_copied(len, from, nullptr);
 }
 
