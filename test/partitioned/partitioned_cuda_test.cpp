@@ -207,6 +207,74 @@ TEST_CASE("kernel Pready on a cudaMalloc send buffer, data checked in a cudaMall
   MPI_Comm_free(&comm);
 }
 
+// On a stream communicator with cudaMalloc buffers on both sides and the same partitions, the
+// two ranks (one node) move their rounds GPU to GPU with kernels of mpix's
+// (MPIX_PARTITIONED_DIRECT, partitioned/direct_link.hpp); with other partitions on the
+// receiving side they keep the agent's messages. Either way the data arrives, every round, in
+// stream order or driven by the host, and MPIX_Wait's status counts the received bytes.
+TEST_CASE("cudaMalloc buffers on a stream communicator: many rounds, data checked",
+          "[partitioned][cuda][direct]") {
+  const bool enqueued = GENERATE(true, false);
+  const int recv_parts = GENERATE(8, 2);
+  CAPTURE(enqueued, recv_parts);
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  CudaStreamComm sc;
+  int rank = -1;
+  MPI_Comm_rank(sc.comm, &rank);
+  const int peer = rank ^ 1;
+  constexpr int kSendParts = 8, kTotal = 8 * 2048;
+  const int rounds = enqueued ? 500 : 100;
+  DeviceInts buf(kTotal, false);
+  MPIX_Request req;
+  const bool sender = rank % 2 == 0;
+  const int parts = sender ? kSendParts : recv_parts;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.p, parts, kTotal / parts, MPI_INT, peer, 5, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.p, parts, kTotal / parts, MPI_INT, peer, 5, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  Counters c(3);  // errors, good, bad
+  std::vector<MPI_Status> st(static_cast<std::size_t>(rounds));
+  for (int r = 0; r < rounds; ++r) {
+    REQUIRE((enqueued ? MPIX_Start_enqueue(&req) : MPIX_Start(&req)) == MPI_SUCCESS);
+    if (sender)
+      CUDA_REQUIRE(mpix_ptest::produce(buf.p, parts, kTotal / parts, r, preq, c.d, sc.cs));
+    else
+      CUDA_REQUIRE(
+          mpix_ptest::consume(buf.p, parts, kTotal / parts, r, preq, c.d + 1, c.d + 2, sc.cs));
+    if (enqueued) {
+      REQUIRE(MPIX_Pwait_enqueue(&req, &st[static_cast<std::size_t>(r)]) == MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Wait(&req, &st[static_cast<std::size_t>(r)]) == MPI_SUCCESS);
+      CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+    }
+  }
+  CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == rounds * parts);
+    CHECK(v[2] == 0);
+    std::vector<int> host(kTotal);
+    CUDA_REQUIRE(cudaMemcpy(host.data(), buf.p, kTotal * sizeof(int), cudaMemcpyDefault));
+    int wrong = 0;
+    for (int i = 0; i < kTotal; ++i) wrong += host[i] != mpix_ptest::expected(rounds - 1, i);
+    CHECK(wrong == 0);
+    int bad_status = 0;
+    for (const MPI_Status &s : st) {
+      int n = -1;
+      MPI_Get_count(&s, MPI_INT, &n);
+      bad_status += n != kTotal || s.MPI_SOURCE != peer || s.MPI_TAG != 5;
+    }
+    CHECK(bad_status == 0);
+  }
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
 TEST_CASE("device misuse is returned to the kernel and reported by the host wait",
           "[partitioned][cuda][errors]") {
   CUDA_REQUIRE(mpix_ptest::load_kernels());
