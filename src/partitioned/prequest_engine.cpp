@@ -66,6 +66,8 @@ void PRequest::engine_direct_offer_seen() {
   std::copy(header_ + 4, header_ + 4 + kOfferWords, words);
   DirectSide peer;
   if (!direct_offer_decode(words, &peer)) return;  // no offer: no reply expected
+  // The sender's tags for the reply and the confirmation follow its partitions' tags.
+  const int sender_parts = static_cast<int>(header_[1]);
   const bool same_layout = header_error_.is_ok() && header_[1] == partitions_ &&
                            header_[2] == static_cast<int64_t>(count_) * type_size_;
   const bool reach = me_.wants && peer.wants && be_->ipc_can_reach(device_, peer.uuid);
@@ -88,7 +90,7 @@ void PRequest::engine_direct_offer_seen() {
            reply_.accept ? "" : (no ? no : st.what().c_str()));
   // Answered on the sender's reply tag; an accepted offer waits for the confirmation before
   // its rounds open.
-  Status sst = start_op(true, &reply_, sizeof(DirectReply), MPI_BYTE, data_tag_base_ + partitions_,
+  Status sst = start_op(true, &reply_, sizeof(DirectReply), MPI_BYTE, data_tag_base_ + sender_parts,
                         pc_->data_ctx, words_->round.word, 0, &dsend_op_);
   if (!sst.is_ok()) {
     MPIX_LOG(error, "api", "partitioned receive from %d tag %d: cannot answer the sender: %s",
@@ -100,7 +102,7 @@ void PRequest::engine_direct_offer_seen() {
     link_.reset();
     return;
   }
-  Status cst = start_op(false, confirm_, 2, MPI_INT64_T, data_tag_base_ + partitions_ + 1,
+  Status cst = start_op(false, confirm_, 2, MPI_INT64_T, data_tag_base_ + sender_parts + 1,
                         pc_->data_ctx, words_->round.word, 0, &confirm_op_);
   if (!cst.is_ok()) {
     // Without the confirmation the two sides could disagree: nothing more can be done here
