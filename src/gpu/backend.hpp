@@ -35,30 +35,6 @@ struct StreamMemOp {
   bool device_word = false;
 };
 
-// One round of a same-node GPU-direct partitioned request (partitioned/direct_link.hpp), as a
-// kernel of mpix's runs it on the request's own stream. Words named "host" are signal words
-// (Backend::partition_round translates them); the others are device memory. Round values:
-// @p R is this side's (PWords::R), @p r the round's index, which both ranks count alike and
-// which the words shared between them (open, arrived) hold.
-struct PartitionRound {
-  bool send = false;  // true: copy each ready partition into the peer's buffer
-  int partitions = 0;
-  uint64_t part_bytes = 0;
-  uint64_t r = 0, R = 0;
-  const uint64_t *round = nullptr;   // host: nothing happens before it reached R - 1
-  const uint64_t *cancel = nullptr;  // host: the round is given up once it reached r
-  uint64_t *done = nullptr;          // host: set to R once the round completed on this side
-  uint64_t *const *parts = nullptr;  // device table of the partitions' host words (translated)
-  const char *src = nullptr;         // send: this rank's buffer
-  char *dst = nullptr;               // send: the receiver's buffer, mapped here
-  uint64_t *open = nullptr;          // the receiver's: r once its round r started
-  uint64_t *arrived = nullptr;       // the receiver's, one per partition: r once it is there
-  // This request's device counters, which only grow: blocks finished over all rounds, and
-  // per partition (send) blocks that copied their share of it.
-  unsigned long long *blocks = nullptr, *pcounts = nullptr;
-  int grid = 1;  // blocks (the same for every round of a request)
-};
-
 // One native stream, driven in stream order.
 class ExecStream {
  public:
@@ -264,26 +240,6 @@ class Backend {
     (void)device;
     (void)uuid;
     return false;
-  }
-  // Same-node GPU-direct partitioned rounds (partitioned/direct_link.hpp). round_stream: a new
-  // non-blocking stream of mpix's on @p device for one request's round kernels (never
-  // destroyed; the caller reuses it). device_address: where a kernel reaches signal word
-  // @p word. partition_round: launches @p a's kernel on @p stream; it returns at once.
-  virtual Status round_stream(int device, void **stream) {
-    (void)device;
-    (void)stream;
-    return no_ipc();
-  }
-  virtual Status device_address(const uint64_t *word, uint64_t *dev) {
-    (void)word;
-    (void)dev;
-    return no_ipc();
-  }
-  virtual Status partition_round(int device, void *stream, const PartitionRound &a) {
-    (void)device;
-    (void)stream;
-    (void)a;
-    return no_ipc();
   }
   // One-line description for mpix_info (devices, versions, what was found).
   virtual std::string describe() const = 0;

@@ -2,7 +2,6 @@
 // prequest_engine.cpp).
 #include "partitioned/prequest.hpp"
 
-#include <algorithm>
 #include <climits>
 #include <mutex>
 #include <unordered_map>
@@ -118,35 +117,22 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
   }
   MPIX_TRY(private_comms_get(comm, &r->pc_));
   r->words_ = std::make_shared<PWords>(partitions);
-  if (peer != MPI_PROC_NULL) r->me_ = direct_side_of(r->be_, r->device_, buf);
   // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
     r->header_known_ = true;  // nothing is exchanged; rounds complete as they open
   } else if (side == Side::send) {
     r->header_known_ = true;  // only the receive side waits for the header
-    // Offering GPU-direct rounds takes two more tags: the receiver's reply, the confirmation.
-    const int tags = partitions + (r->me_.wants ? 2 : 0);
-    MPIX_TRY(data_tags_acquire(tags, &r->data_tag_base_));
-    r->tags_held_ = tags;  // from here the destructor gives them back
+    MPIX_TRY(data_tags_acquire(partitions, &r->data_tag_base_));
     r->header_[0] = kHeaderMagic;
     r->header_[1] = partitions;
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
-    int64_t offer[kOfferWords];
-    direct_offer_encode(r->me_, offer);
-    std::copy(offer, offer + kOfferWords, r->header_ + 4);
-    if (r->me_.wants) {
-      // Rounds open once the reply has come (and the confirmation is on its way).
-      r->handshake_ = Handshake::offered;
-      MPIX_TRY(r->start_op(false, &r->reply_, sizeof(DirectReply), MPI_BYTE,
-                           r->data_tag_base_ + partitions, r->pc_->data_ctx, &kHeaderGate, 0,
-                           &r->reply_op_));
-    }
-    MPIX_TRY(r->start_op(true, r->header_, kHeaderWords, MPI_INT64_T, tag, r->pc_->hdr_ctx,
-                         &kHeaderGate, 0, &r->header_op_));
+    // On failure the destructor gives the tags back.
+    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+                         &r->header_op_));
   } else {
-    MPIX_TRY(r->start_op(false, r->header_, kHeaderWords, MPI_INT64_T, tag, r->pc_->hdr_ctx,
-                         &kHeaderGate, 0, &r->header_op_));
+    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+                         &r->header_op_));
   }
   *out = std::move(r);
   return {};
@@ -157,7 +143,7 @@ PRequest::~PRequest() {
   MPI_Finalized(&finalized);
   // The engine keeps a request until its header op completed (engine_idle), so none is left.
   if (!finalized && dt_owned_) MPI_Type_free(&dt_);
-  if (tags_held_) data_tags_release(data_tag_base_, tags_held_);
+  if (side_ == Side::send && peer_ != MPI_PROC_NULL) data_tags_release(data_tag_base_, partitions_);
 }
 
 Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int tag,
@@ -197,14 +183,6 @@ Status PRequest::stream_of_comm(ExecStream **ex, FutexLock **order) {
 }
 
 Status PRequest::device_error(bool consume) {
-  {
-    std::lock_guard<std::mutex> lk(status_mu_);
-    if (!direct_failure_.is_ok()) {
-      Status st = direct_failure_;
-      if (consume) direct_failure_ = {};
-      return st;
-    }
-  }
   const uint64_t v = load_signal(words_->error.word);
   if (static_cast<int64_t>(v - words_->base) <= 0) return {};
   if (v == reported_error_) return {};  // reported once already
@@ -273,52 +251,10 @@ Status PRequest::start(bool enqueued) {
     MPIX_TRY(round_mirrors_store(*words_, words_->R(r) - 1));
     store_signal(words_->round.word, words_->R(r) - 1);
   }
-  if (direct_ready_.load(std::memory_order_acquire)) {
-    // GPU-direct: the round's kernels do all of it.
-    partitioned_engine().count_round(shared_from_this());
-  } else {
-    partitioned_engine().activate(shared_from_this());
-  }
+  partitioned_engine().activate(shared_from_this());
   active_ = true;
   last_wait_enqueued_ = false;
-  if (direct_ready_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> llk(link_mu_);
-    direct_launch_started();
-  }
   return {};
-}
-
-void PRequest::direct_launch_started() {
-  while (launched_ < current_round()) {
-    Status st = link_->launch(*words_, launched_ + 1);
-    if (!st.is_ok()) {
-      // Nothing moves this round now: fail it as a device misuse would (MPIX_Wait reports it).
-      MPIX_LOG(error, "api", "partitioned %s request (peer %d, tag %d): round %llu: %s",
-               side_ == Side::send ? "send" : "receive", peer_, tag_,
-               static_cast<unsigned long long>(launched_ + 1), st.what().c_str());
-      std::lock_guard<std::mutex> slk(status_mu_);
-      if (direct_failure_.is_ok())
-        direct_failure_ =
-            make_status(st.code(), "starting GPU-direct round %llu: %s",
-                        static_cast<unsigned long long>(launched_ + 1), st.what().c_str());
-      return;
-    }
-    ++launched_;
-  }
-}
-
-void PRequest::direct_status(MPI_Status *st) {
-  if (st == MPI_STATUS_IGNORE) return;
-  *st = MPI_Status{};
-  st->MPI_SOURCE = peer_;
-  st->MPI_TAG = tag_;
-  st->MPI_ERROR = MPI_SUCCESS;
-  MPI_Count type_size = 0;
-  MPI_Type_size_x(dt_, &type_size);
-  MPI_Status_set_elements_x(
-      st, MPI_BYTE,
-      side_ == Side::recv ? static_cast<MPI_Count>(partitions_) * count_ * type_size : 0);
-  MPI_Status_set_cancelled(st, 0);
 }
 
 Status PRequest::pready(const int *parts, int n) {
@@ -400,14 +336,11 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   } else {
     active_ = false;
     if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
-    // A GPU-direct round's kernel wrote done; the agent may not have seen it yet.
-    if (direct_ready_.load(std::memory_order_acquire)) direct_status(status);
-    else fill_status(status);
+    fill_status(status);
     MPIX_TRY(round_mirrors_store(*words_, R));
   }
   if (flag) *flag = 1;
   MPIX_TRY(device_error(true));
-  if (direct_ready_.load(std::memory_order_acquire)) return {};
   std::lock_guard<std::mutex> slk(status_mu_);
   if (round_status_.MPI_ERROR != MPI_SUCCESS)
     return make_status(round_status_.MPI_ERROR, "%s", round_error_text_.c_str());
@@ -423,9 +356,7 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
   const uint64_t r = current_round(), R = words_->R(r);
   {
     std::lock_guard<std::mutex> slk(status_mu_);
-    if (direct_statuses_) {
-      direct_status(status);
-    } else if (status_round_ == r) {
+    if (status_round_ == r) {
       if (status != MPI_STATUS_IGNORE) *status = round_status_;
     } else if (status != MPI_STATUS_IGNORE) {
       enqueued_status_.emplace_back(r, status);
@@ -450,14 +381,7 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
 
 void PRequest::abandon_round(uint64_t R) {
   active_ = false;
-  {
-    // GPU-direct: the round's kernels stop; the agent writes done (it may not drive the
-    // request now).
-    std::lock_guard<std::mutex> llk(link_mu_);
-    if (link_) link_->cancel(current_round());
-  }
   cancel_.store(true);  // the agent drops what is in flight and writes done
-  partitioned_engine().enlist(shared_from_this());
   if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
   Status st = round_mirrors_store(*words_, R);
   if (!st.is_ok())

@@ -35,7 +35,6 @@
 #include "base/futex_lock.hpp"
 #include "base/signal_pool.hpp"
 #include "base/status.hpp"
-#include "partitioned/direct_link.hpp"
 #include "partitioned/piece_map.hpp"
 
 namespace mpix {
@@ -129,17 +128,8 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
                   const std::shared_ptr<CommCtx> &ctx, const uint64_t *gate, uint64_t threshold,
                   Op **out);
 
-  // Same-node GPU-direct rounds (direct_link.hpp). The status of a completed direct round
-  // (every one succeeds; a device misuse is reported by its own path).
-  void direct_status(MPI_Status *st);
-  // Launches the kernels of every round started and not launched yet; link_mu_ held.
-  void direct_launch_started();
-
   // Engine steps.
   bool engine_header();
-  bool engine_direct();
-  void engine_direct_offer_seen();
-  void engine_go_direct();
   bool engine_open_round(uint64_t k);
   void engine_post_drains(uint64_t R);
   bool engine_reap_orphans();
@@ -163,9 +153,8 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::shared_ptr<PrivateComms> pc_;
   std::shared_ptr<PWords> words_;
   int data_tag_base_ = 0;  // send: allocated; receive: from the header
-  int64_t header_[kHeaderWords] = {};
+  int64_t header_[4] = {0, 0, 0, 0};
   Op *header_op_ = nullptr;  // until the engine saw it complete
-  int tags_held_ = 0;        // send: data tags from data_tag_base_ (partitions, + 2 offering)
   // Classifies and stages the buffer (a GPU backend for device or managed memory, else the
   // host's), and the device whose side stream the agent copies on (-1: its current one).
   Backend *be_ = nullptr;
@@ -188,28 +177,8 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // several rounds ahead of the agent).
   std::vector<std::pair<uint64_t, MPI_Status *>> enqueued_status_;
 
-  // GPU-direct rounds. direct_ready_: the handshake ended with GPU-direct rounds (set once,
-  // with link_mu_ held, after the statuses of enqueued waits were filled); launched_: rounds
-  // whose kernels were launched (link_mu_).
-  DirectSide me_;
-  std::atomic<bool> direct_ready_{false};
-  std::mutex link_mu_;
-  std::unique_ptr<DirectLink> link_;
-  uint64_t launched_ = 0;
-  bool direct_statuses_ = false;  // status_mu_: MPIX_Pwait_enqueue fills direct statuses itself
-  Status direct_failure_;         // status_mu_: a round's kernel could not be launched
-
   // Engine only (agent thread), or under the engine lock.
   friend class PartitionedEngine;
-  // The handshake: none, the sender offered (waits for the reply), the receiver accepted
-  // (waits for the confirmation), done (GPU-direct or not).
-  enum class Handshake { none, offered, accepted, done };
-  Handshake handshake_ = Handshake::none;
-  DirectReply reply_{};
-  int64_t confirm_[2] = {0, 0};
-  Op *reply_op_ = nullptr;    // send: the reply being received
-  Op *confirm_op_ = nullptr;  // receive: the confirmation being received
-  Op *dsend_op_ = nullptr;    // the reply (receive) or confirmation (send) being sent
   bool in_engine_ = false;
   bool freed_ = false;
   uint64_t eng_completed_ = 0;

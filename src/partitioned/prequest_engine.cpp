@@ -8,13 +8,10 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
-#include <string>
 
 #include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/op.hpp"
-#include "gpu/backend.hpp"
 #include "partitioned/prequest.hpp"
 #include "partitioned/private_comms.hpp"
 
@@ -31,8 +28,7 @@ bool PRequest::engine_header() {
   if (!header_op_ || !op_done(*header_op_)) return false;
   Op *op = header_op_;
   header_op_ = nullptr;
-  const bool received = op->status.MPI_ERROR == MPI_SUCCESS;
-  if (!received) {
+  if (op->status.MPI_ERROR != MPI_SUCCESS) {
     header_error_ = op->error;
   } else if (side_ == Side::recv) {
     if (header_[0] != kHeaderMagic || header_[1] < 0 || header_[2] < 0) {
@@ -57,159 +53,19 @@ bool PRequest::engine_header() {
              side_ == Side::send ? "send" : "receive", side_ == Side::send ? "to" : "from", peer_,
              tag_, header_error_.what().c_str());
   header_known_ = true;
-  if (side_ == Side::recv && received) engine_direct_offer_seen();
   return true;
-}
-
-void PRequest::engine_direct_offer_seen() {
-  int64_t words[kOfferWords];
-  std::copy(header_ + 4, header_ + 4 + kOfferWords, words);
-  DirectSide peer;
-  if (!direct_offer_decode(words, &peer)) return;  // no offer: no reply expected
-  // The sender's tags for the reply and the confirmation follow its partitions' tags.
-  const int sender_parts = static_cast<int>(header_[1]);
-  const bool same_layout = header_error_.is_ok() && header_[1] == partitions_ &&
-                           header_[2] == static_cast<int64_t>(count_) * type_size_;
-  const bool reach = me_.wants && peer.wants && be_->ipc_can_reach(device_, peer.uuid);
-  const char *no = direct_refusal(me_, peer, reach, same_layout);
-  Status st;
-  if (!no) {
-    std::unique_ptr<DirectLink> link;
-    st = DirectLink::accept(be_, device_, buf_, *words_, &link, &reply_);
-    if (st.is_ok()) {
-      std::lock_guard<std::mutex> lk(link_mu_);
-      link_ = std::move(link);
-    }
-  }
-  if (no || !st.is_ok()) {
-    reply_ = DirectReply{};
-    reply_.magic = kDirectReplyMagic;
-  }
-  MPIX_LOG(info, "api", "partitioned receive from %d tag %d: %s%s", peer_, tag_,
-           reply_.accept ? "GPU-direct rounds offered to the sender" : "agent-driven rounds: ",
-           reply_.accept ? "" : (no ? no : st.what().c_str()));
-  // Answered on the sender's reply tag; an accepted offer waits for the confirmation before
-  // its rounds open.
-  Status sst = start_op(true, &reply_, sizeof(DirectReply), MPI_BYTE, data_tag_base_ + sender_parts,
-                        pc_->data_ctx, words_->round.word, 0, &dsend_op_);
-  if (!sst.is_ok()) {
-    MPIX_LOG(error, "api", "partitioned receive from %d tag %d: cannot answer the sender: %s",
-             peer_, tag_, sst.what().c_str());
-    reply_.accept = 0;
-  }
-  if (!reply_.accept) {
-    std::lock_guard<std::mutex> lk(link_mu_);
-    link_.reset();
-    return;
-  }
-  Status cst = start_op(false, confirm_, 2, MPI_INT64_T, data_tag_base_ + sender_parts + 1,
-                        pc_->data_ctx, words_->round.word, 0, &confirm_op_);
-  if (!cst.is_ok()) {
-    // Without the confirmation the two sides could disagree: nothing more can be done here
-    // than to fail the rounds.
-    header_error_ = cst;
-    return;
-  }
-  handshake_ = Handshake::accepted;
-  header_known_ = false;  // rounds open once the sender confirmed
-}
-
-bool PRequest::engine_direct() {
-  bool any = false;
-  if (dsend_op_ && op_done(*dsend_op_)) {
-    if (dsend_op_->status.MPI_ERROR != MPI_SUCCESS)
-      MPIX_LOG(warn, "api", "partitioned %s with %d tag %d: GPU-direct handshake message: %s",
-               side_ == Side::send ? "send" : "receive", peer_, tag_,
-               dsend_op_->error.what().c_str());
-    op_unref(dsend_op_);
-    dsend_op_ = nullptr;
-    any = true;
-  }
-  if (reply_op_ && op_done(*reply_op_)) {
-    // Sender: the receiver's answer.
-    Status st =
-        reply_op_->status.MPI_ERROR == MPI_SUCCESS
-            ? Status{}
-            : make_status(reply_op_->status.MPI_ERROR, "%s", reply_op_->error.what().c_str());
-    op_unref(reply_op_);
-    reply_op_ = nullptr;
-    any = true;
-    std::unique_ptr<DirectLink> link;
-    if (st.is_ok() && reply_.accept)
-      st = DirectLink::connect(be_, device_, buf_, static_cast<uint64_t>(count_) * type_size_,
-                               *words_, reply_, &link);
-    const bool direct = st.is_ok() && reply_.accept && link;
-    if (reply_.accept) {
-      // The receiver waits for this answer either way.
-      confirm_[0] = kHeaderMagic;
-      confirm_[1] = direct ? 1 : 0;
-      Status sst = start_op(true, confirm_, 2, MPI_INT64_T, data_tag_base_ + partitions_ + 1,
-                            pc_->data_ctx, words_->round.word, 0, &dsend_op_);
-      if (!sst.is_ok())
-        MPIX_LOG(error, "api", "partitioned send to %d tag %d: cannot confirm to the receiver: %s",
-                 peer_, tag_, sst.what().c_str());
-    }
-    MPIX_LOG(info, "api", "partitioned send to %d tag %d: %s%s", peer_, tag_,
-             direct ? "GPU-direct rounds" : "agent-driven rounds",
-             direct ? ""
-                    : (reply_.accept ? (std::string(": ") + st.what()).c_str()
-                                     : " (the receiver declined)"));
-    handshake_ = Handshake::done;
-    if (direct) {
-      {
-        std::lock_guard<std::mutex> lk(link_mu_);
-        link_ = std::move(link);
-      }
-      engine_go_direct();
-    }
-  }
-  if (confirm_op_ && op_done(*confirm_op_)) {
-    // Receiver: the sender mapped our buffer and words, or could not.
-    const bool direct = confirm_op_->status.MPI_ERROR == MPI_SUCCESS &&
-                        confirm_[0] == kHeaderMagic && confirm_[1] == 1;
-    op_unref(confirm_op_);
-    confirm_op_ = nullptr;
-    any = true;
-    handshake_ = Handshake::done;
-    header_known_ = true;
-    MPIX_LOG(info, "api", "partitioned receive from %d tag %d: %s", peer_, tag_,
-             direct ? "GPU-direct rounds" : "agent-driven rounds (the sender could not map)");
-    if (direct) {
-      engine_go_direct();
-    } else {
-      std::lock_guard<std::mutex> lk(link_mu_);
-      link_.reset();
-    }
-  }
-  return any;
-}
-
-void PRequest::engine_go_direct() {
-  {
-    // Waits enqueued so far take the status now: the kernels write done, the agent may come
-    // later.
-    std::lock_guard<std::mutex> lk(status_mu_);
-    for (auto &e : enqueued_status_) direct_status(e.second);
-    enqueued_status_.clear();
-    direct_statuses_ = true;
-  }
-  std::lock_guard<std::mutex> lk(link_mu_);
-  direct_ready_.store(true, std::memory_order_release);
-  direct_launch_started();
 }
 
 bool PRequest::engine_open_round(uint64_t k) {
   const uint64_t R = words_->R(k);
-  // The round starts when the host or the stream wrote R-1; a receive also needs its header,
-  // and both the end of a GPU-direct handshake.
+  // The round starts when the host or the stream wrote R-1; a receive also needs its header.
   if (!reached(load_signal(words_->round.word), R - 1)) return false;
-  if (!header_known_ || handshake_ == Handshake::offered) return false;
+  if (!header_known_) return false;
   round_error_ = MPI_SUCCESS;
   round_error_text_.clear();
   pieces_left_ = 0;
   draining_ = false;
   open_ = true;
-  if (direct_ready_.load(std::memory_order_relaxed)) return true;  // the kernels move it
   if (peer_ == MPI_PROC_NULL) {
     if (side_ == Side::recv)
       for (const SignalWord &w : words_->part) store_signal(w.word, R);
@@ -372,8 +228,6 @@ void PRequest::engine_cancel() {
 
 bool PRequest::progress() {
   bool any = engine_header();
-  if (handshake_ == Handshake::offered || handshake_ == Handshake::accepted || dsend_op_)
-    any |= engine_direct();
   if (!orphans_.empty()) any |= engine_reap_orphans();
   if (cancel_.load()) {
     engine_cancel();
@@ -387,10 +241,6 @@ bool PRequest::progress() {
     }
     any |= engine_test_pieces(k);
     if (pieces_left_ > 0) break;
-    // A GPU-direct round is complete once its kernel wrote done.
-    if (direct_ready_.load(std::memory_order_relaxed) &&
-        !reached(load_signal(words_->done.word), words_->R(k)))
-      break;
     engine_complete_round(k);
     any = true;
   }
@@ -402,7 +252,6 @@ bool PRequest::engine_idle() const {
   // A freed request also waits until its stream has written its last round mark (the words
   // go back to the pool after that, never while a stream may still write them), and until its
   // header op is complete (the op points into the request).
-  if (reply_op_ || confirm_op_ || dsend_op_) return false;  // they point into the request
   return !freed_ ||
          (!header_op_ && reached(load_signal(words_->round.word), words_->R(eng_completed_)));
 }
@@ -420,24 +269,6 @@ void PartitionedEngine::activate(const std::shared_ptr<PRequest> &r) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     r->started_.fetch_add(1, std::memory_order_acq_rel);
-    if (!r->in_engine_) {
-      r->in_engine_ = true;
-      list_.push_back(r);
-      count_.store(list_.size());
-    }
-  }
-  notifier().notify();
-}
-
-void PartitionedEngine::count_round(const std::shared_ptr<PRequest> &r) {
-  std::lock_guard<std::mutex> lk(mu_);
-  r->started_.fetch_add(1, std::memory_order_acq_rel);
-}
-
-void PartitionedEngine::enlist(const std::shared_ptr<PRequest> &r) {
-  ensure_registered();
-  {
-    std::lock_guard<std::mutex> lk(mu_);
     if (!r->in_engine_) {
       r->in_engine_ = true;
       list_.push_back(r);

@@ -23,11 +23,6 @@ class PartitionedEngine final : public AgentPoller, public RuntimePart {
   ~PartitionedEngine() override;
   // Counts a new round of @p r and makes sure the agent drives it.
   void activate(const std::shared_ptr<PRequest> &r);
-  // Counts a new round of @p r whose kernels do everything (GPU-direct): the agent is not
-  // woken and does not drive it.
-  void count_round(const std::shared_ptr<PRequest> &r);
-  // Makes sure the agent drives @p r (a GPU-direct round given up: the agent completes it).
-  void enlist(const std::shared_ptr<PRequest> &r);
   // The user freed @p r: keep it until its rounds and its stream's last write are done.
   void release(const std::shared_ptr<PRequest> &r);
 

@@ -212,34 +212,6 @@ class GpuBackend final : public Backend {
     return false;  // not visible here
   }
 
-  Status round_stream(int device, void **stream) override {
-    MPIX_TRY(start());
-    MPIX_TRY(prepare_device(device));
-    DeviceGuard<Api> g(device);
-    MPIX_TRY(g.status());
-    stream_t s{};
-    MPIX_TRY(Api::stream_create_private(&s));
-    *stream = static_cast<void *>(s);
-    return {};
-  }
-  Status device_address(const uint64_t *word, uint64_t *dev) override {
-    MPIX_TRY(start());
-    return signals_.device_address(word, dev);
-  }
-  Status partition_round(int device, void *stream, const PartitionRound &a) override {
-    PartitionRound d = a;
-    uint64_t w = 0;
-    MPIX_TRY(signals_.device_address(a.round, &w));
-    d.round = reinterpret_cast<const uint64_t *>(w);
-    MPIX_TRY(signals_.device_address(a.cancel, &w));
-    d.cancel = reinterpret_cast<const uint64_t *>(w);
-    MPIX_TRY(signals_.device_address(a.done, &w));
-    d.done = reinterpret_cast<uint64_t *>(w);
-    DeviceGuard<Api> g(device);
-    MPIX_TRY(g.status());
-    return Api::partition_round_kernel(static_cast<stream_t>(stream), d);
-  }
-
   std::string describe() const override {
     std::string d = std::string(Api::kName) + ": " + Api::versions() + "; ";
     char buf[64];

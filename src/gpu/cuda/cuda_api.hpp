@@ -119,9 +119,6 @@ struct CudaApi {
   static Status wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket);
-  // One round of a same-node GPU-direct partitioned request (Backend::partition_round; words
-  // already translated).
-  static Status partition_round_kernel(stream_t s, const PartitionRound &a);
   // A fused receive larger than one block runs on a grid whose blocks meet in device words of
   // their stream's own (@p slot, from fuse_slot_acquire; -1: one block), told apart per launch
   // by @p ticket (a new value each time on the slot). Slots are never given back: a process

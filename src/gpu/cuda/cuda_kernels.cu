@@ -261,99 +261,12 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
   announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
 }
 
-// One round of a same-node GPU-direct partitioned request (Backend::partition_round,
-// partitioned/direct_link.hpp). Thread 0 of each block waits; the stores that others wait for
-// follow a system-scope fence, so what was written before them is visible first.
-__device__ unsigned long long round_load(const unsigned long long *p) {
-  return *reinterpret_cast<const volatile unsigned long long *>(p);
-}
-__device__ void round_store(unsigned long long *p, unsigned long long v) {
-  __threadfence_system();
-  *reinterpret_cast<volatile unsigned long long *>(p) = v;
-}
-__device__ bool round_reached(unsigned long long v, unsigned long long target) {
-  return static_cast<long long>(v - target) >= 0;
-}
-
-// Send: every block takes its share of each partition in order, once the partition is marked
-// ready here and the receiver's round is open; the last block through a partition marks it
-// arrived at the receiver. Receive (one block): marks the round open, then turns each
-// partition's arrival (written by the sender) into this side's partition word.
-__global__ void partition_round(PartitionRound a) {
-  __shared__ int go;
-  const auto *round = reinterpret_cast<const unsigned long long *>(a.round);
-  const auto *cancel = reinterpret_cast<const unsigned long long *>(a.cancel);
-  auto *open = reinterpret_cast<unsigned long long *>(a.open);
-  auto *arrived = reinterpret_cast<unsigned long long *>(a.arrived);
-  auto *const *parts = reinterpret_cast<unsigned long long *const *>(a.parts);
-  const unsigned long long r = a.r, R = a.R;
-  if (threadIdx.x == 0) {
-    go = 1;
-    while (!round_reached(round_load(round), R - 1))
-      if (round_reached(round_load(cancel), r)) {
-        go = 0;
-        break;
-      }
-    if (go && !a.send && blockIdx.x == 0) round_store(open, r);
-  }
-  __syncthreads();
-  if (a.send) {
-    const unsigned long long n = a.part_bytes;
-    // Every block counts every partition, also once the round is given up, so that the
-    // counters stay in step for the request's later rounds.
-    for (int i = 0; i < a.partitions; ++i) {
-      if (threadIdx.x == 0 && go) {
-        while (!round_reached(round_load(parts[i]), R) || !round_reached(round_load(open), r))
-          if (round_reached(round_load(cancel), r)) {
-            go = 0;
-            break;
-          }
-        __threadfence_system();
-      }
-      __syncthreads();
-      if (go) {
-        const unsigned long long at = static_cast<unsigned long long>(i) * n;
-        copy_bytes(a.dst + at, a.src + at, n);  // this block's share
-        __threadfence_system();
-      }
-      __syncthreads();
-      if (threadIdx.x == 0 && atomicAdd(a.pcounts + i, 1ull) + 1 == r * gridDim.x && go &&
-          !round_reached(round_load(cancel), r))
-        round_store(arrived + i, r);
-    }
-  } else {
-    for (int i = threadIdx.x; go && i < a.partitions; i += blockDim.x) {
-      bool given_up = false;
-      while (!round_reached(round_load(arrived + i), r))
-        if (round_reached(round_load(cancel), r)) {
-          given_up = true;
-          break;
-        }
-      if (given_up) break;
-      round_store(parts[i], R);
-    }
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    const bool last = atomicAdd(a.blocks, 1ull) + 1 == r * gridDim.x;
-    if (last && !round_reached(round_load(cancel), r))
-      round_store(reinterpret_cast<unsigned long long *>(a.done), R);
-  }
-}
-
 }  // namespace
 
 int CudaApi::fuse_slot_acquire() {
   static std::atomic<int> next{0};
   const int i = next.fetch_add(1, std::memory_order_relaxed);
   return i < kFuseSlots ? i : -1;
-}
-
-Status CudaApi::partition_round_kernel(stream_t s, const PartitionRound &a) {
-  partition_round<<<a.grid, a.send ? 512 : 256, 0, s>>>(a);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
 }
 
 Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
@@ -444,7 +357,6 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_grid));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));
-  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, partition_round));
   return {};
 }
 

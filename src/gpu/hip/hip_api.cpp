@@ -212,11 +212,6 @@ Status HipApi::copy_write_kernel(stream_t, void *, const void *, std::size_t, ui
                      "a fused copy and store needs mpix's HIP kernels (build with hipcc)");
 }
 
-Status HipApi::partition_round_kernel(stream_t, const PartitionRound &) {
-  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
-                     "GPU-direct partitioned rounds need mpix's HIP kernels (build with hipcc)");
-}
-
 int HipApi::fuse_slot_acquire() { return -1; }
 
 Status HipApi::wait_copy_prefix_kernel(stream_t, uint64_t, uint64_t, void *, const void *,

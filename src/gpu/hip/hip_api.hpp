@@ -96,7 +96,6 @@ struct HipApi {
   // send's copy out and trigger in one stream operation).
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value);
-  static Status partition_round_kernel(stream_t s, const PartitionRound &a);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
   // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in).
   static Status wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
