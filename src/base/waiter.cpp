@@ -37,6 +37,7 @@ Backoff::Backoff()
       yield_(setting_long(BaseSetting::yield_us)),
       busy_yield_(
           std::max(yield_, std::chrono::microseconds(setting_long(BaseSetting::busy_yield_us)))),
+      busy_poll_(setting_long(BaseSetting::busy_poll_us)),
       sleep_max_(setting_long(BaseSetting::sleep_us)),
       sleep_(1) {
   reset();
@@ -60,6 +61,18 @@ void Backoff::pause(uint64_t seen_epoch, bool busy) {
       cpu_relax();
       break;
     case 1:
+      // Busy: a large message moves only while both ranks call MPI (Open MPI's shared-memory
+      // pipeline without single-copy), and a yield costs a system call (~1 us) per poll, more
+      // when it hands the core to another waiter; yield once per MPIX_BUSY_POLL_US, so that a
+      // thread sharing the core still gets it.
+      if (busy && busy_poll_.count() > 0) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_yield_ < busy_poll_) {
+          cpu_relax();
+          break;
+        }
+        last_yield_ = now;
+      }
       sched_yield();
       break;
     default:

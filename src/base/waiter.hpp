@@ -49,14 +49,16 @@ class Backoff {
   void reset();
   // Waits a little; @p seen_epoch is notifier().epoch() read before the condition was checked.
   // @p busy: work is in flight that only polling advances (the agent with posted transfers):
-  // stay in the yield phase for MPIX_BUSY_YIELD_US instead of MPIX_YIELD_US.
+  // stay in the yield phase for MPIX_BUSY_YIELD_US instead of MPIX_YIELD_US, and yield there
+  // at most once per MPIX_BUSY_POLL_US (a system call per poll slowed large transfers).
   void pause(uint64_t seen_epoch, bool busy = false);
   // True once the waiter has reached the sleeping phase.
   bool sleeping() const { return phase_ == 2; }
 
  private:
   std::chrono::steady_clock::time_point start_;
-  std::chrono::microseconds spin_, yield_, busy_yield_, sleep_max_, sleep_;
+  std::chrono::microseconds spin_, yield_, busy_yield_, busy_poll_, sleep_max_, sleep_;
+  std::chrono::steady_clock::time_point last_yield_;  // busy polls: when it last yielded
   int phase_ = 0;
   unsigned count_ = 0;
 };
