@@ -212,6 +212,17 @@ Status OfiProvider::fire(Op &op) {
   return {};
 }
 
+void OfiProvider::disarm(Op &op) {
+  std::unique_ptr<OfiOp> o(static_cast<OfiOp *>(op.prov));
+  op.prov = nullptr;
+  if (!o || !o->native) return;  // never posted: libfabric has not seen it
+  // Posted at arm() as a triggered op: libfabric holds its context until the op runs or the
+  // endpoint closes, so it stays alive as a zombie (as after a refused fi_cntr_add).
+  o->timed_out = true;
+  o->op = nullptr;
+  zombies_.push_back(std::move(o));
+}
+
 void OfiProvider::post_emulated(OfiOp *o) {
   if (opt_.serialize && o->is_send) {
     // One send per peer between here and its delivery; later ones wait their turn, in order.

@@ -54,6 +54,7 @@ class OfiProvider final : public Provider {
   Status validate(const Op &op) override;
   Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
   Status fire(Op &op) override;
+  void disarm(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override;
   void shutdown() override;

@@ -190,6 +190,7 @@ bool Agent::take_aborted() {
           if (*o == op) {
             q.erase(o);
             --armed_count_;
+            provider_of(*op).disarm(*op);  // never fired: what arm() made goes now
             op_failed(*op, op->error);
             finish(op);
             break;
@@ -246,6 +247,7 @@ bool Agent::fire_reached() {
       --armed_count_;
       any = true;
       if (!st.is_ok()) {  // posts nothing: a failed copy out leaves the bounce buffer unfilled
+        provider_of(*op).disarm(*op);
         op_failed(*op, std::move(st));
         finish(op);
         continue;
@@ -255,6 +257,7 @@ bool Agent::fire_reached() {
       if (prof) profile_seen(op);
       st = fault_fire_point();
       if (st.is_ok()) st = provider_of(*op).fire(*op);
+      else provider_of(*op).disarm(*op);  // the injected fault stands in for fire()
       if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
         op_failed(*op, std::move(st));

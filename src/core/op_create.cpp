@@ -177,8 +177,11 @@ Status op_submit(Op *op, ExecStream *ex, FireRecipe *fire) {
 }
 
 Status op_submit(Op *op, Provider *prov, ExecStream *ex, FireRecipe *fire) {
-  Status st = prov->arm(*op, ex, fire);
-  if (fault_armed() && st.is_ok()) st = fault_hit("arm");
+  // The injected fault stands in for a failing arm(), so it comes first: a failing arm() leaves
+  // nothing behind, where one that succeeded has made provider state (Op::prov) that only the
+  // agent drops (Provider::disarm).
+  Status st = fault_armed() ? fault_hit("arm") : Status{};
+  if (st.is_ok()) st = prov->arm(*op, ex, fire);
   if (!st.is_ok()) return st;  // (MPIX_TRY would copy it)
   if (op->stream) op->stream->pending_ops.fetch_add(1);
   op->ctx->pending_ops.fetch_add(1);

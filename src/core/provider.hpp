@@ -126,6 +126,10 @@ class Provider {
   }
   // Agent thread: the stream reached @p op. Post it (or fire its counter).
   virtual Status fire(Op &op) = 0;
+  // Agent thread: @p op, armed by arm(), leaves without fire(): it failed first (op_fail, a
+  // failed copy out, an injected fault at fire). Drop what arm() made for it (Op::prov); the
+  // agent then completes the op with its error.
+  virtual void disarm(Op &op) { (void)op; }
   // Agent thread: drive progress; append completed ops (op.status filled) to @p done.
   // Returns true if anything happened.
   virtual bool progress(std::vector<Op *> &done) = 0;
