@@ -1,0 +1,31 @@
+# Sourced by a device call's command.sh (docs/data/gpu-h200/session*/call*/command.sh), on the GPU
+# machine, in the repository root with .devdeps carried (../shared/device/README.md). Gives:
+#   out      the result folder ($OUT); everything under it comes back as results.tgz
+#   log MSG  a time-stamped line in $out/steps.log (and on stdout)
+#   left     true while fewer than $budget seconds (default 480) have passed
+#   M        mpirun -np 2 with the CUDA MPS and mpix variables passed on (append "-x VAR" for more)
+# and on sourcing: records the machine, starts CUDA MPS (one GPU: the two ranks share it), builds
+# build-gpu (Release, CUDA, sm_90) and, at exit, stops MPS and packs $out into results.tgz.
+out=${OUT:?set OUT to the result folder}
+budget=${budget:-480}
+source .devdeps/on-device.sh > /dev/null
+export OMPI_MCA_btl_vader_single_copy_mechanism=none CUDA_MODULE_LOADING=EAGER
+log() { echo "[+${SECONDS}s] $*" | tee -a "$out/steps.log"; }
+left() { [ "$SECONDS" -lt "$budget" ]; }
+device_finish() {
+  echo quit | nvidia-cuda-mps-control 2> /dev/null
+  cd "$out" && tar czf /tmp/results.tgz . && rm -rf ./* && mv /tmp/results.tgz results.tgz
+}
+trap device_finish EXIT
+{ date -u; nvidia-smi -L; nproc; } > "$out/machine.txt" 2>&1
+if [ "$(nvidia-smi -L 2> /dev/null | wc -l)" -eq 1 ]; then
+  nvidia-cuda-mps-control -d && log "CUDA MPS started (one GPU)"
+fi
+[ -f build-gpu/build.ninja ] || cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DMPIX_ENABLE_CUDA=ON -DMPIX_ENABLE_HIP=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
+  > "$out/configure.log" 2>&1
+cmake --build build-gpu -j "$(nproc)" -- -k 0 > "$out/build.log" 2>&1 ||
+  { grep -B3 -A12 FAILED "$out/build.log" | head -60; }
+log "build done"
+M=(mpirun -np 2 --bind-to none -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY
+   -x CUDA_MODULE_LOADING -x OMPI_MCA_btl_vader_single_copy_mechanism)
