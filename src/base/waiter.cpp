@@ -32,6 +32,11 @@ Notifier &notifier() {
   return *n;
 }
 
+void handoff_yield() {
+  static const bool on = setting_long(BaseSetting::handoff_yield) != 0;
+  if (on) sched_yield();
+}
+
 Backoff::Backoff()
     : spin_(setting_long(BaseSetting::spin_us)),
       yield_(setting_long(BaseSetting::yield_us)),
