@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/base_settings.hpp"
 #include "base/spin_lock.hpp"  // cpu_relax
@@ -30,6 +31,27 @@ Notifier &notifier() {
   // exit; never destroyed.
   static Notifier *n = new Notifier;
   return *n;
+}
+
+namespace {
+
+// MPIX_HANDOFF_YIELD: auto yields where the process's threads (the caller's, the agent, host
+// stream workers) must share few CPUs; with free cores the reader runs on one of its own.
+bool handoff_yield_on() {
+  const char *v = setting_str(BaseSetting::handoff_yield);
+  if (std::strcmp(v, "on") == 0) return true;
+  if (std::strcmp(v, "off") == 0) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
+  return CPU_COUNT(&set) < 4;
+}
+
+}  // namespace
+
+void handoff_yield() {
+  static const bool on = handoff_yield_on();
+  if (on) sched_yield();
 }
 
 Backoff::Backoff()

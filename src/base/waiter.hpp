@@ -42,6 +42,11 @@ class Notifier {
 // The one notifier of the process.
 Notifier &notifier();
 
+// After a thread wrote a word that another mpix thread waits for: one sched_yield, so that a
+// reader sharing this core runs now instead of after this thread's next spin
+// (MPIX_HANDOFF_YIELD).
+void handoff_yield();
+
 // Spin -> yield -> sleep escalation for one waiting episode; reset() when progress is made.
 class Backoff {
  public:

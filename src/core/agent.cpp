@@ -347,6 +347,9 @@ void Agent::run() {
     progress |= prov_->progress(done_);
     if (coll_ != prov_) progress |= coll_->progress(done_);
     for (Op *op : done_) complete(op);
+    // The completion words just written are read by other threads (a host stream's worker),
+    // which may wait for this core: let them run now rather than after a spin (handoff_yield).
+    if (!done_.empty()) handoff_yield();
     progress |= poll_copies_in();
     bool pollers_busy = false;
     progress |= run_pollers(&pollers_busy);

@@ -173,6 +173,7 @@ struct mpix_host_stream_s {
         case Kind::write:
           mpix::store_signal(it.addr, it.value);
           mpix::notifier().notify();
+          mpix::handoff_yield();  // its reader (the agent) may wait for this core
           break;
         case Kind::wait:
           backoff.reset();
