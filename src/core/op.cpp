@@ -131,9 +131,16 @@ void op_complete(Op &op) {
   op.ctx.reset();
   // A staged receive's copy in, released by the word below, reads the message's length.
   if (op.stager) op.stager->on_done(op.status);
+  // A request the user may still test (no stream wait took it, e.g. a queue's) completes before
+  // the word: a thread that saw its stream pass a wait finds MPI_Test true at once (once it was
+  // completed after the word, and a host that synchronised the stream could still see it
+  // pending). One a stream wait took is completed and freed after the word, off the stream's path.
+  const bool wait_took = (old & kOpWaitEnqueued) != 0;
+  const bool has_request = op.grequest != MPI_REQUEST_NULL;
+  if (has_request && !wait_took) request_complete(&op, false);
   store_signal(op.done.word, op.done_value);
   notifier().notify();
-  if (op.grequest != MPI_REQUEST_NULL) request_complete(&op, (old & kOpWaitEnqueued) != 0);
+  if (has_request && wait_took) request_complete(&op, true);
   op_unref(&op);
 }
 
