@@ -1,8 +1,12 @@
 #include "providers/ofi/fabric.hpp"
 
 #include <rdma/fi_tagged.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <set>
 
 #include "base/log.hpp"
@@ -30,6 +34,20 @@ InfoPtr make_hints(const std::string &prov, bool trigger, bool ordered) {
   }
   if (!prov.empty()) h->fabric_attr->prov_name = strdup(prov.c_str());
   return h;
+}
+
+// libfabric's shm names an endpoint "<pid>:<domain>:<endpoint>" by default, and its shared
+// memory file (/dev/shm/<name>) outlives a killed process: a later process that gets the same
+// pid then fails fi_enable with EBUSY. mpix names its shm endpoints itself, with a random part,
+// so that no file left behind can be in the way. shm's names are NUL-terminated strings.
+std::string unique_shm_name() {
+  static std::atomic<unsigned> serial{0};
+  std::random_device rd;
+  const unsigned long long nonce = (static_cast<unsigned long long>(rd()) << 32) ^ rd();
+  char name[64];
+  std::snprintf(name, sizeof name, "mpix-%ld-%u-%016llx", static_cast<long>(getpid()),
+                serial.fetch_add(1, std::memory_order_relaxed), nonce);
+  return name;
 }
 
 }  // namespace
@@ -87,6 +105,10 @@ Status Fabric::open(const std::string &prov_name, std::unique_ptr<Fabric> *out) 
   f->ep_.reset(ep);
   MPIX_OFI_CHECK(fi_ep_bind(ep, &av->fid, 0));
   MPIX_OFI_CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+  if (std::strcmp(info->fabric_attr->prov_name, "shm") == 0) {
+    const std::string name = unique_shm_name();
+    MPIX_OFI_CHECK(fi_setname(&ep->fid, const_cast<char *>(name.c_str()), name.size() + 1));
+  }
   MPIX_OFI_CHECK(fi_enable(ep));
 
   size_t len = 0;
