@@ -357,6 +357,7 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_grid));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy_grid));
   return {};
 }
 
