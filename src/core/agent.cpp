@@ -109,6 +109,9 @@ class Agent {
   void run();
   bool take_incoming();
   bool take_aborted();
+  // @p op, armed, leaves without being fired: its provider drops what arm() made, and the op
+  // completes with @p why.
+  void fail_unfired(Op *op, Status why);
   bool run_pollers(bool *busy);
   bool fire_reached();
   void complete(Op *op);
@@ -190,9 +193,7 @@ bool Agent::take_aborted() {
           if (*o == op) {
             q.erase(o);
             --armed_count_;
-            provider_of(*op).disarm(*op);  // never fired: what arm() made goes now
-            op_failed(*op, op->error);
-            finish(op);
+            fail_unfired(op, op->error);
             break;
           }
         if (q.empty()) armed_.erase(it);
@@ -202,6 +203,12 @@ bool Agent::take_aborted() {
     op = next;
   }
   return true;
+}
+
+void Agent::fail_unfired(Op *op, Status why) {
+  provider_of(*op).disarm(*op);  // never fired: what arm() made goes now
+  op_failed(*op, std::move(why));
+  finish(op);
 }
 
 bool Agent::run_pollers(bool *busy) {
@@ -247,17 +254,18 @@ bool Agent::fire_reached() {
       --armed_count_;
       any = true;
       if (!st.is_ok()) {  // posts nothing: a failed copy out leaves the bounce buffer unfilled
-        provider_of(*op).disarm(*op);
-        op_failed(*op, std::move(st));
-        finish(op);
+        fail_unfired(op, std::move(st));
         continue;
       }
       op_advance(*op, OpState::triggered);
       const bool prof = profile_enabled();
       if (prof) profile_seen(op);
       st = fault_fire_point();
-      if (st.is_ok()) st = provider_of(*op).fire(*op);
-      else provider_of(*op).disarm(*op);  // the injected fault stands in for fire()
+      if (!st.is_ok()) {  // the injected fault stands in for a failing fire()
+        fail_unfired(op, std::move(st));
+        continue;
+      }
+      st = provider_of(*op).fire(*op);
       if (prof) op->t_posted = profile_now_ns();
       if (!st.is_ok()) {
         op_failed(*op, std::move(st));
