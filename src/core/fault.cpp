@@ -1,9 +1,19 @@
 #include "core/fault.hpp"
 
+#include <chrono>
+#include <thread>
+
 namespace mpix {
 
 std::atomic<int> g_fault_countdown{0};
 std::atomic<int> g_fault_fire_countdown{0};
+std::atomic<int> g_complete_delay_us{0};
+
+void fault_delay_complete(int us) { g_complete_delay_us.store(us < 0 ? 0 : us); }
+
+void complete_delay_hit() {
+  std::this_thread::sleep_for(std::chrono::microseconds(g_complete_delay_us.load()));
+}
 namespace {
 std::atomic<const char *> g_fired{nullptr};
 }

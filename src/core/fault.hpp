@@ -37,4 +37,15 @@ inline Status fault_fire_point() {
   return fault_fire_hit();
 }
 
+// The agent's pause right after it wrote an op's completion word (op_complete), so that a test
+// can widen the window between the word and the rest of the completion: @p us microseconds
+// for each op completed from now on (0: none).
+void fault_delay_complete(int us);
+extern std::atomic<int> g_complete_delay_us;
+void complete_delay_hit();
+inline void complete_delay_point() {
+  if (__builtin_expect(g_complete_delay_us.load(std::memory_order_relaxed) == 0, 1)) return;
+  complete_delay_hit();
+}
+
 }  // namespace mpix

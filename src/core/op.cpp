@@ -6,6 +6,7 @@
 #include "base/waiter.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/fault.hpp"
 #include "core/op_pool.hpp"
 #include "core/request.hpp"
 #include "core/runtime.hpp"
@@ -140,6 +141,7 @@ void op_complete(Op &op) {
   if (has_request && !wait_took) request_complete(&op, false);
   store_signal(op.done.word, op.done_value);
   notifier().notify();
+  complete_delay_point();  // test hook (core/fault.hpp): a preempted agent, here
   if (has_request && wait_took) request_complete(&op, true);
   op_unref(&op);
 }

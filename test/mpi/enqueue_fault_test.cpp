@@ -251,3 +251,44 @@ TEST_CASE(
     }
   }
 }
+
+// The agent once wrote an op's completion word before it completed the op's request: a thread
+// that saw its stream pass a queue's wait could still find MPI_Test false (a CI failure of
+// test/queue, when the agent was preempted between the two). The hook holds the agent right
+// after each completion word, so that window, if it existed, would be 20 ms wide.
+TEST_CASE("a queue request is complete once its stream passed the queue's wait", "[fault]") {
+  const int rank = world_rank(), size = world_size();
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1;
+  mpix_host_stream_t hs = nullptr;
+  REQUIRE(mpix_host_stream_create(&hs) == 0);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPIX_Queue q;
+  REQUIRE(MPIX_Create_queue(comm, hs, &q) == MPI_SUCCESS);
+  mpix::fault_delay_complete(20000);
+  int out = 0, in = -1;
+  for (int round = 0; round < 3; ++round) {
+    out = rank * 1000 + round;
+    MPI_Request r, s;
+    REQUIRE(MPIX_Enqueue_recv(&in, 1, MPI_INT, peer, round, comm, q, &r) == MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_send(&out, 1, MPI_INT, peer, round, comm, q, &s) == MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_start(q) == MPI_SUCCESS);
+    REQUIRE(MPIX_Enqueue_wait(q) == MPI_SUCCESS);
+    REQUIRE(mpix_host_stream_synchronize(hs) == 0);
+    int done_r = 0, done_s = 0;
+    CHECK(MPI_Test(&r, &done_r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Test(&s, &done_s, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(done_r);
+    CHECK(done_s);
+    CHECK(in == peer * 1000 + round);
+    if (!done_r) MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (!done_s) MPI_Wait(&s, MPI_STATUS_IGNORE);
+  }
+  mpix::fault_delay_complete(0);
+  wait_until_idle();  // the agent may still be in its last pause, holding the op's stream
+  REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
+  REQUIRE(mpix_host_stream_synchronize(hs) == 0);
+  MPI_Comm_free(&comm);
+  REQUIRE(mpix_host_stream_destroy(&hs) == 0);
+}

@@ -94,7 +94,9 @@ TEST_CASE("interleaved sends and receives over several starts", "[queue]") {
 // thread that saw the stream pass the wait could still find MPI_Test false (a CI failure of
 // the test case below, under a sanitizer). The window is open only while the agent is
 // preempted between the two steps, so this caught nothing in 5 runs without the fix on a
-// loaded 2-core machine; it asserts the property over many rounds all the same.
+// loaded 2-core machine; it asserts the property over many rounds all the same. The
+// deterministic check (the agent held after the word by a test hook) is in
+// test/mpi/enqueue_fault_test.cpp.
 TEST_CASE("a queue request is complete once its stream passed the queue's wait, every round",
           "[queue]") {
   Fixture f;
