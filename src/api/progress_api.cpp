@@ -152,14 +152,18 @@ int MPIX_Start_progress_thread(MPIX_Stream stream) {
   });
 }
 
-// Progress threads still running are stopped before MPI_Finalize starts (profiling interface;
-// link libmpix before libmpi, as for MPI_Init). Stopping them only inside MPI_Finalize (the
-// Runtime's teardown, kept for programs linked the other way) is too late for MPICH 4.0: a
-// thread that polled while its finalize had begun left its global mutex busy (it then fails an
-// assertion destroying it).
+// Progress threads still running, and the agent, are stopped before MPI_Finalize starts
+// (profiling interface; link libmpix before libmpi, as for MPI_Init). Stopping them only inside
+// MPI_Finalize (the Runtime's teardown, kept for programs linked the other way) is too late for
+// MPICH 4.0: a thread that polled while its finalize had begun left its global mutex busy (it
+// then fails an assertion destroying it: partitioned_finalize_report_np2 failed so in about 1
+// run in 6 under MPICH, with a receive still posted by the agent).
 int MPI_Finalize(void) {
   try {
-    if (Runtime *rt = runtime_current()) rt->part<ProgressThreads>().stop_all();
+    if (Runtime *rt = runtime_current()) {
+      rt->part<ProgressThreads>().stop_all();
+      rt->stop_agent();
+    }
   } catch (...) {
     // a thread that cannot be joined: nothing better to do than to go on finalising
   }

@@ -53,13 +53,17 @@ Runtime::Runtime(std::unique_ptr<MpiCalls> mpi, std::unique_ptr<Provider> provid
   spare_pool_fast_.store(spare_pool_.get(), std::memory_order_release);
 }
 
+void Runtime::stop_agent() {
+  g_agent_running.store(false, std::memory_order_release);
+  agent_fast_.store(nullptr, std::memory_order_release);
+  if (agent_) agent_join(*agent_);
+}
+
 Runtime::~Runtime() {
   // First the agent thread stops: nothing is destroyed under a running thread, and an op whose
   // completion the stream has already seen may still be in the agent's hands for a moment (it
   // writes the completion word, then lets the op go) and would be reported as never retired.
-  g_agent_running.store(false, std::memory_order_release);
-  agent_fast_.store(nullptr, std::memory_order_release);
-  if (agent_) agent_join(*agent_);
+  stop_agent();
   // The provider drops its resources now that nothing drives it: ofi closes its endpoint, so
   // that libfabric's shm unlinks its shared-memory region.
   provider_fast_.store(nullptr, std::memory_order_release);

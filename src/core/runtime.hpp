@@ -105,6 +105,9 @@ class Runtime {
   // before that.
   Status agent(Agent **out);
   Agent *agent_started() const { return agent_fast_.load(std::memory_order_acquire); }
+  // Stops and joins the agent thread (again: a no-op). mpix's MPI_Finalize calls it before
+  // PMPI_Finalize; ~Runtime, inside MPI_Finalize, otherwise.
+  void stop_agent();
 
   // The part of type @p T (a RuntimePart), made on first use.
   template <class T>
