@@ -212,6 +212,20 @@ Status OfiProvider::fire(Op &op) {
   return {};
 }
 
+void OfiProvider::abandon(Op &op) {
+  const auto *o = static_cast<const OfiOp *>(op.prov);
+  if (!o || !o->native) return;
+  // Its triggered op is in libfabric, waiting for its counter step, and cannot be taken back:
+  // the next fire on that counter would post it (a message the caller was told failed, from a
+  // buffer it may have freed). No later op of this stream's direction is armed, so the
+  // counter never gets that far.
+  counters_.poison(op.stream.get(), o->is_send);
+  MPIX_LOG(warn, "ofi",
+           "an enqueued %s to %d (tag %d) failed after it was handed to libfabric as a triggered "
+           "op; later %ss on this stream fail (MPIX_OFI_NATIVE_TRIGGER=0 avoids this)",
+           o->is_send ? "send" : "receive", op.peer, op.tag, o->is_send ? "send" : "receive");
+}
+
 void OfiProvider::disarm(Op &op) {
   std::unique_ptr<OfiOp> o(static_cast<OfiOp *>(op.prov));
   op.prov = nullptr;

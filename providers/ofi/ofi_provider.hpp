@@ -55,6 +55,7 @@ class OfiProvider final : public Provider {
   Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
   Status fire(Op &op) override;
   void disarm(Op &op) override;
+  void abandon(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override;
   void shutdown() override;

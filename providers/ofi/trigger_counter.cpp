@@ -30,7 +30,15 @@ Status StreamCounters::next(const std::shared_ptr<Stream> &stream, bool send,
     e.stream = stream;
     e.current[0].reset();
     e.current[1].reset();
+    e.poisoned[0] = e.poisoned[1] = false;
   }
+  if (e.poisoned[send ? 1 : 0])
+    return make_status(
+        MPI_ERR_OTHER,
+        "an earlier enqueued %s on this stream failed after libfabric had taken it "
+        "as a triggered op, which cannot be taken back: no later %s of this stream "
+        "can be ordered behind it (use another stream, or MPIX_OFI_NATIVE_TRIGGER=0)",
+        send ? "send" : "receive", send ? "send" : "receive");
   std::shared_ptr<TriggerCounter> &cur = e.current[send ? 1 : 0];
   if (!cur || cur->ops >= ops_per_cntr_) {
     auto c = std::make_shared<TriggerCounter>();
@@ -65,6 +73,12 @@ Status StreamCounters::next(const std::shared_ptr<Stream> &stream, bool send,
   *bump_prev = cur->generation > 0 && *threshold == cur->first;
   *cntr = cur;
   return {};
+}
+
+void StreamCounters::poison(const Stream *stream, bool send) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = streams_.find(stream);
+  if (it != streams_.end()) it->second.poisoned[send ? 1 : 0] = true;
 }
 
 void StreamCounters::unget(TriggerCounter &cntr, uint64_t threshold) {

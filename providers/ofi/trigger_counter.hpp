@@ -76,6 +76,10 @@ class StreamCounters {
   // under the same enqueue mutex): the agent adds 1 per op it fires, so a gap would stall
   // every later op of the stream.
   void unget(TriggerCounter &cntr, uint64_t threshold);
+  // @p stream's native sends (@p send) or receives hold an op that will never be fired
+  // (OfiProvider::abandon): from now on next() refuses that direction, so that no fire reaches
+  // that op's threshold. Call with the stream's enqueue mutex held.
+  void poison(const Stream *stream, bool send);
   // Counters opened so far (rotations included), for describe() and tests.
   uint64_t opened() const;
   void clear();
@@ -84,6 +88,7 @@ class StreamCounters {
   struct Entry {
     std::weak_ptr<Stream> stream;
     std::shared_ptr<TriggerCounter> current[2];  // [1]: sends
+    bool poisoned[2] = {false, false};           // [1]: sends (poison())
   };
   void sweep();  // drops entries of freed streams (their counters close with their last op)
 

@@ -146,10 +146,14 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   }
   if (request) {
     if (!st.is_ok()) {
+      prov->abandon(*op);
       op_fail(*op, std::move(st));
     } else if (!fired) {
       Status f = run_fire(s, *ex, fire);  // its own Status: no assignment over st
-      if (!f.is_ok()) op_fail(*op, std::move(f));
+      if (!f.is_ok()) {
+        prov->abandon(*op);
+        op_fail(*op, std::move(f));
+      }
     }
     *request = op->grequest;
     return {};
@@ -163,8 +167,12 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     if (faults) st = fault_hit("copy_in");
     if (st.is_ok()) st = stg->after_wait(*ex, s.trigger_word(), s.peek_next_threshold());
   }
-  if (!st.is_ok() && triggered) op_forget_status(*op);
-  else if (!st.is_ok()) op_fail(*op, Status(st));
+  if (!st.is_ok() && triggered) {
+    op_forget_status(*op);
+  } else if (!st.is_ok()) {
+    prov->abandon(*op);
+    op_fail(*op, Status(st));
+  }
   op_unref(op);
   return st;
 }

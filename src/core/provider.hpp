@@ -130,6 +130,10 @@ class Provider {
   // failed copy out, an injected fault at fire). Drop what arm() made for it (Op::prov); the
   // agent then completes the op with its error.
   virtual void disarm(Op &op) { (void)op; }
+  // Enqueuing thread, with the stream's enqueue mutex held: @p op, armed, will never be fired
+  // (a later step of its enqueue failed; op_fail follows). A provider that handed the op to the
+  // network at arm() must see to it that no later op's firing releases it.
+  virtual void abandon(Op &op) { (void)op; }
   // Agent thread: drive progress; append completed ops (op.status filled) to @p done.
   // Returns true if anything happened.
   virtual bool progress(std::vector<Op *> &done) = 0;
