@@ -34,7 +34,8 @@ TEST_CASE("a native send that failed after libfabric took it never goes out", "[
       mpix::fault_arm(0);
       REQUIRE(fired);  // every step before "trigger" fails the call; none is past it
       hit = std::strcmp(fired, "trigger") == 0;
-      if (r != MPI_REQUEST_NULL) CHECK(error_class(MPI_Wait(&r, MPI_STATUS_IGNORE)) == MPI_ERR_OTHER);
+      if (r != MPI_REQUEST_NULL)
+        CHECK(error_class(MPI_Wait(&r, MPI_STATUS_IGNORE)) == MPI_ERR_OTHER);
       else CHECK(error_class(rc) == MPI_ERR_OTHER);
       // zombie freed here: a send that went out later would read freed memory
     }
