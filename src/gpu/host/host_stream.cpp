@@ -129,9 +129,15 @@ struct mpix_host_stream_s {
     mpix::InternalScope internal;  // host functions' MPI calls skip the plain-MPI stream sync
     mpix::Backoff backoff;
     bool ran = false;  // an item ran since the last lock: counted under the next one
+    // A trigger was written and its reader (the agent) may wait for this core: yield once
+    // before anything but another write (handoff_yield). Not after each write of a burst: a
+    // yield can hand the core to a thread that keeps it for a whole poll period (a busy agent
+    // of another rank), and a burst of N triggers then took N such periods.
+    bool yield_owed = false;
     for (;;) {
       Item it;
       bool wake_sync = false;
+      bool yield_now = false;
       {
         std::unique_lock<std::mutex> lk(mu);
         if (ran) {
@@ -151,6 +157,10 @@ struct mpix_host_stream_s {
             spun = true;
             const uint64_t seen = enqueued;
             lk.unlock();
+            if (yield_owed) {
+              yield_owed = false;
+              mpix::handoff_yield();
+            }
             spin_for_work(seen);
             lk.lock();
             continue;  // look again under mu: a push may have come after the spin gave up
@@ -163,8 +173,11 @@ struct mpix_host_stream_s {
         it = ring[head];
         head = (head + 1) & mask;
         --count;
+        yield_now = yield_owed && it.kind != Kind::write;
+        if (it.kind != Kind::write) yield_owed = false;
       }
       if (wake_sync) done_cv.notify_all();
+      if (yield_now) mpix::handoff_yield();
       ran = true;
       switch (it.kind) {
         case Kind::fn:
@@ -173,7 +186,7 @@ struct mpix_host_stream_s {
         case Kind::write:
           mpix::store_signal(it.addr, it.value);
           mpix::notifier().notify();
-          mpix::handoff_yield();  // its reader (the agent) may wait for this core
+          yield_owed = true;  // its reader (the agent) may wait for this core
           break;
         case Kind::wait:
           backoff.reset();
