@@ -4,6 +4,9 @@
 #   log MSG  a time-stamped line in $out/steps.log (and on stdout)
 #   left     true while fewer than $budget seconds (default 480) have passed
 #   M        mpirun -np 2 with the CUDA MPS and mpix variables passed on (append "-x VAR" for more)
+#   mps_restart        restarts CUDA MPS (a run killed by its timeout leaves it unusable)
+#   gpu_tests [REGEX]  every ctest of label gpu (but those REGEX matches), one at a time, 60 s
+#                      each, while left: $out/ctest_gpu.log and ctest_summary.txt, one log line
 # and on sourcing: records the machine, starts CUDA MPS (one GPU: the two ranks share it), builds
 # build-gpu (Release, CUDA, sm_90) and, at exit, stops MPS and packs $out into results.tgz.
 out=${OUT:?set OUT to the result folder}
@@ -29,3 +32,16 @@ cmake --build build-gpu -j "$(nproc)" -- -k 0 > "$out/build.log" 2>&1 ||
 log "build done"
 M=(mpirun -np 2 --bind-to none -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY
    -x CUDA_MODULE_LOADING -x OMPI_MCA_btl_vader_single_copy_mechanism)
+mps_restart() {
+  echo quit | nvidia-cuda-mps-control 2> /dev/null; sleep 2; pkill -9 -f build-gpu/ 2> /dev/null
+  [ "$(nvidia-smi -L 2> /dev/null | wc -l)" -eq 1 ] && nvidia-cuda-mps-control -d && log "MPS restarted"
+}
+gpu_tests() {
+  local skip=${1:-^$} t rc
+  for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}' | grep -Ev "$skip"); do
+    left || break
+    timeout -k 5 60 ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >> "$out/ctest_gpu.log" 2>&1
+    rc=$?; echo "$t rc=$rc" >> "$out/ctest_summary.txt"; [ $rc -eq 0 ] || mps_restart
+  done
+  log "gpu tests: $(grep -c 'rc=0' "$out/ctest_summary.txt") of $(grep -c . "$out/ctest_summary.txt") passed"
+}
