@@ -41,13 +41,17 @@ bool handoff_yield_on() {
   const char *v = setting_str(BaseSetting::handoff_yield);
   if (std::strcmp(v, "on") == 0) return true;
   if (std::strcmp(v, "off") == 0) return false;
+  return few_cpus_here();
+}
+
+}  // namespace
+
+bool few_cpus_here() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
   return CPU_COUNT(&set) < 4;
 }
-
-}  // namespace
 
 void handoff_yield() {
   static const bool on = handoff_yield_on();

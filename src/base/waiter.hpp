@@ -46,6 +46,9 @@ Notifier &notifier();
 // reader sharing this core runs now instead of after this thread's next spin
 // (MPIX_HANDOFF_YIELD).
 void handoff_yield();
+// Whether this process may run on fewer than 4 CPUs (its affinity mask): its threads and the
+// other ranks' then share cores, and a thread that keeps polling delays the others.
+bool few_cpus_here();
 
 // Spin -> yield -> sleep escalation for one waiting episode; reset() when progress is made.
 class Backoff {
