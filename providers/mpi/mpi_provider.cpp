@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "base/log.hpp"
-#include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
 #include "providers/providers_settings.hpp"
@@ -117,17 +116,9 @@ void MpiProvider::forget(std::size_t i) {
   if (small_[i] & kLargeFlag) --large_posted_;
 }
 
-bool MpiProvider::busy() const {
-  // Busy polling keeps the agent on its core (a yield only once per MPIX_BUSY_POLL_US): with
-  // free cores it costs nothing, so anything posted keeps it polling; on fewer than 4 CPUs it
-  // would take the core from the threads that must run for a small message to complete (the
-  // host streams' workers, the other rank), so only a transfer that needs both ranks in MPI
-  // (past the eager limit, or a chunked one) does.
-  static const bool few_cpus = few_cpus_here();
-  if (chunks_.busy()) return true;
-  if (!few_cpus) return !posted_.empty() || !held_.empty();
-  return large_posted_ > 0;
-}
+bool MpiProvider::busy() const { return !posted_.empty() || !held_.empty() || chunks_.busy(); }
+
+bool MpiProvider::large_in_flight() const { return large_posted_ > 0 || chunks_.busy(); }
 
 void MpiProvider::compact() {
   std::size_t w = 0, cursor = 0;

@@ -61,6 +61,7 @@ class MpiProvider final : public Provider {
   Status fire(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override;
+  bool large_in_flight() const override;
   void shutdown() override;
   std::string describe() const override;
 

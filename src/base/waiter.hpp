@@ -59,7 +59,9 @@ class Backoff {
   // @p busy: work is in flight that only polling advances (the agent with posted transfers):
   // stay in the yield phase for MPIX_BUSY_YIELD_US instead of MPIX_YIELD_US, and yield there
   // at most once per MPIX_BUSY_POLL_US (a system call per poll slowed large transfers).
-  void pause(uint64_t seen_epoch, bool busy = false);
+  // @p large: a transfer in flight needs this thread in MPI (keep the core between polls,
+  // yielding once per MPIX_BUSY_POLL_US); busy without it, on few CPUs, yields at every poll.
+  void pause(uint64_t seen_epoch, bool busy = false, bool large = true);
   // True once the waiter has reached the sleeping phase.
   bool sleeping() const { return phase_ == 2; }
 
