@@ -22,6 +22,13 @@ bool is_small_send(const Op &op) {
   return sz * op.count <= kSmallSendBytes;
 }
 
+// Bytes of @p op's message (0 where the type has no size).
+MPI_Count message_bytes(const Op &op) {
+  MPI_Count sz = 0;
+  if (MPI_Type_size_x(op.dt, &sz) != MPI_SUCCESS || sz == MPI_UNDEFINED) return 0;
+  return sz * op.count;
+}
+
 const char *what_of(const Op &op) {
   return op.kind == OpKind::send   ? "send to"
          : op.kind == OpKind::recv ? "receive from"
@@ -71,9 +78,12 @@ Status MpiProvider::post(Op &op, bool small, Clock::time_point since) {
       break;
   }
   op_posted(op);
+  // A message past the eager limit moves only while both ranks call MPI (busy()).
+  const bool large = op.kind != OpKind::allreduce && message_bytes(op) > kSmallSendBytes;
   posted_.push_back(&op);
   reqs_.push_back(r);
-  small_.push_back(small);
+  small_.push_back(static_cast<char>((small ? kSmallFlag : 0) | (large ? kLargeFlag : 0)));
+  if (large) ++large_posted_;
   since_.push_back(since);
   cancelling_.push_back(0);
   unseen_ = posted_.size();
@@ -100,6 +110,15 @@ bool MpiProvider::post_held(std::vector<Op *> &done) {
   }
   return any;
 }
+
+void MpiProvider::forget(std::size_t i) {
+  if (small_[i] & kSmallFlag) --small_sends_;
+  if (small_[i] & kLargeFlag) --large_posted_;
+}
+
+bool MpiProvider::busy() const { return !posted_.empty() || !held_.empty() || chunks_.busy(); }
+
+bool MpiProvider::large_in_flight() const { return large_posted_ > 0 || chunks_.busy(); }
 
 void MpiProvider::compact() {
   std::size_t w = 0, cursor = 0;
@@ -191,7 +210,7 @@ void MpiProvider::check_timeouts(std::vector<Op *> &done) {
     // until it finishes (it may still read or write the buffer then).
     orphans_.push_back(reqs_[i]);
     reqs_[i] = MPI_REQUEST_NULL;
-    if (small_[i]) --small_sends_;
+    forget(i);
     op_failed(*op, timeout_error(timeout_s_));
     done.push_back(op);
     dropped = true;
@@ -251,7 +270,7 @@ bool MpiProvider::progress(std::vector<Op *> &done) {
     reqs_[slot] = MPI_REQUEST_NULL;
     ++holes_;
     Op *op = posted_[slot];
-    if (small_[slot]) --small_sends_;
+    forget(slot);
     // MPI_Testsome sets MPI_ERROR only when it returns MPI_ERR_IN_STATUS.
     if (rc != MPI_ERR_IN_STATUS) statuses_[i].MPI_ERROR = MPI_SUCCESS;
     // MPI's empty status for a receive from MPI_PROC_NULL, which MPICH 4.0 does not fill in

@@ -60,7 +60,8 @@ class MpiProvider final : public Provider {
   bool may_deliver_device(const Op &op) override;
   Status fire(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
-  bool busy() const override { return !posted_.empty() || !held_.empty() || chunks_.busy(); }
+  bool busy() const override;
+  bool large_in_flight() const override;
   void shutdown() override;
   std::string describe() const override;
 
@@ -82,7 +83,12 @@ class MpiProvider final : public Provider {
   ChunkEngine chunks_;  // MPIX_STAGING_CHUNK: chunked sends, receives matched by mpix
   std::vector<Op *> posted_;
   std::vector<MPI_Request> reqs_;
-  std::vector<char> small_;  // per posted_ entry: a small send (counted in small_sends_)
+  // Per posted_ entry: kSmallFlag for a small send (counted in small_sends_), kLargeFlag for a
+  // message past the eager limit (counted in large_posted_).
+  static constexpr char kSmallFlag = 1, kLargeFlag = 2;
+  std::vector<char> small_;
+  std::size_t large_posted_ = 0;
+  void forget(std::size_t i);  // entry i completed or dropped: its counts go
   // Per posted_ entry: when the stream reached it (MPIX_TIMEOUT counts from there), and whether
   // it is a receive being cancelled after its timeout.
   std::vector<Clock::time_point> since_;

@@ -41,13 +41,17 @@ bool handoff_yield_on() {
   const char *v = setting_str(BaseSetting::handoff_yield);
   if (std::strcmp(v, "on") == 0) return true;
   if (std::strcmp(v, "off") == 0) return false;
+  return few_cpus_here();
+}
+
+}  // namespace
+
+bool few_cpus_here() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
   return CPU_COUNT(&set) < 4;
 }
-
-}  // namespace
 
 void handoff_yield() {
   static const bool on = handoff_yield_on();
@@ -72,7 +76,8 @@ void Backoff::reset() {
   start_ = std::chrono::steady_clock::now();
 }
 
-void Backoff::pause(uint64_t seen_epoch, bool busy) {
+void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
+  static const bool few_cpus = few_cpus_here();
   if (phase_ < 2 && (++count_ & 63) == 0) {
     auto waited = std::chrono::steady_clock::now() - start_;
     if (waited > spin_ + (busy ? busy_yield_ : yield_)) phase_ = 2;
@@ -87,7 +92,9 @@ void Backoff::pause(uint64_t seen_epoch, bool busy) {
       // pipeline without single-copy), and a yield costs a system call (~1 us) per poll, more
       // when it hands the core to another waiter; yield once per MPIX_BUSY_POLL_US, so that a
       // thread sharing the core still gets it.
-      if (busy && busy_poll_.count() > 0) {
+      // Only small messages in flight on few CPUs: yield at every poll (they need the threads
+      // that share this core, not this one in MPI).
+      if (busy && busy_poll_.count() > 0 && (large || !few_cpus)) {
         const auto now = std::chrono::steady_clock::now();
         if (now - last_yield_ < busy_poll_) {
           cpu_relax();

@@ -46,6 +46,9 @@ Notifier &notifier();
 // reader sharing this core runs now instead of after this thread's next spin
 // (MPIX_HANDOFF_YIELD).
 void handoff_yield();
+// Whether this process may run on fewer than 4 CPUs (its affinity mask): its threads and the
+// other ranks' then share cores, and a thread that keeps polling delays the others.
+bool few_cpus_here();
 
 // Spin -> yield -> sleep escalation for one waiting episode; reset() when progress is made.
 class Backoff {
@@ -56,7 +59,9 @@ class Backoff {
   // @p busy: work is in flight that only polling advances (the agent with posted transfers):
   // stay in the yield phase for MPIX_BUSY_YIELD_US instead of MPIX_YIELD_US, and yield there
   // at most once per MPIX_BUSY_POLL_US (a system call per poll slowed large transfers).
-  void pause(uint64_t seen_epoch, bool busy = false);
+  // @p large: a transfer in flight needs this thread in MPI (keep the core between polls,
+  // yielding once per MPIX_BUSY_POLL_US); busy without it, on few CPUs, yields at every poll.
+  void pause(uint64_t seen_epoch, bool busy = false, bool large = true);
   // True once the waiter has reached the sleeping phase.
   bool sleeping() const { return phase_ == 2; }
 

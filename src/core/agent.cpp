@@ -123,6 +123,9 @@ class Agent {
   // Whom it fires @p op on: the collective slot's provider for collectives (provider.hpp).
   Provider &provider_of(const Op &op) { return op.kind == OpKind::allreduce ? *coll_ : *prov_; }
   bool providers_busy() const { return prov_->busy() || (coll_ != prov_ && coll_->busy()); }
+  bool providers_large() const {
+    return prov_->large_in_flight() || (coll_ != prov_ && coll_->large_in_flight());
+  }
 
   Provider *prov_;
   Provider *coll_;  // the collective slot's; prov_ where that carries collectives
@@ -388,10 +391,11 @@ void Agent::run() {
     } else if (backoff.sleeping()) {
       // Napping: a new op ends the nap (as before), so that its trigger is polled closely.
       sleep_.store(kAsleep, std::memory_order_seq_cst);
-      if (!incoming_.load(std::memory_order_seq_cst)) backoff.pause(epoch, providers_busy());
+      if (!incoming_.load(std::memory_order_seq_cst))
+        backoff.pause(epoch, providers_busy(), providers_large());
       sleep_.store(kAwake, std::memory_order_seq_cst);
     } else {
-      backoff.pause(epoch, providers_busy());
+      backoff.pause(epoch, providers_busy(), providers_large());
     }
   }
   MPIX_LOG(debug, "agent", "stopped");

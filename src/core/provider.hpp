@@ -139,6 +139,11 @@ class Provider {
   virtual bool progress(std::vector<Op *> &done) = 0;
   // Agent thread: whether ops are posted and not yet complete.
   virtual bool busy() const = 0;
+  // Agent thread: whether a posted transfer moves only while this rank calls into the network
+  // (past MPI's eager limit, say): the agent then keeps its core between polls, yielding once
+  // per MPIX_BUSY_POLL_US. While busy() without it, where CPUs are few, the agent yields at
+  // every poll, so that the threads a small message waits for run.
+  virtual bool large_in_flight() const { return busy(); }
   // At MPI_Finalize, after the agent thread stopped (~Runtime): drop resources.
   virtual void shutdown() {}
   // One-line description for mpix_info.
