@@ -15,18 +15,17 @@ namespace {
 // others can never wait for the peer.
 constexpr MPI_Count kSmallSendBytes = 4096;
 
-bool is_small_send(const Op &op) {
-  if (op.kind != OpKind::send) return false;
-  MPI_Count sz = 0;
-  if (MPI_Type_size_x(op.dt, &sz) != MPI_SUCCESS || sz == MPI_UNDEFINED) return false;
-  return sz * op.count <= kSmallSendBytes;
-}
-
-// Bytes of @p op's message (0 where the type has no size).
+// Bytes of @p op's message (-1 where the type has no size).
 MPI_Count message_bytes(const Op &op) {
   MPI_Count sz = 0;
-  if (MPI_Type_size_x(op.dt, &sz) != MPI_SUCCESS || sz == MPI_UNDEFINED) return 0;
+  if (MPI_Type_size_x(op.dt, &sz) != MPI_SUCCESS || sz == MPI_UNDEFINED) return -1;
   return sz * op.count;
+}
+
+bool is_small_send(const Op &op) {
+  if (op.kind != OpKind::send) return false;
+  const MPI_Count n = message_bytes(op);
+  return n >= 0 && n <= kSmallSendBytes;
 }
 
 const char *what_of(const Op &op) {
@@ -82,7 +81,7 @@ Status MpiProvider::post(Op &op, bool small, Clock::time_point since) {
   const bool large = op.kind != OpKind::allreduce && message_bytes(op) > kSmallSendBytes;
   posted_.push_back(&op);
   reqs_.push_back(r);
-  small_.push_back(static_cast<char>((small ? kSmallFlag : 0) | (large ? kLargeFlag : 0)));
+  flags_.push_back(static_cast<char>((small ? kSmallFlag : 0) | (large ? kLargeFlag : 0)));
   if (large) ++large_posted_;
   since_.push_back(since);
   cancelling_.push_back(0);
@@ -112,8 +111,8 @@ bool MpiProvider::post_held(std::vector<Op *> &done) {
 }
 
 void MpiProvider::forget(std::size_t i) {
-  if (small_[i] & kSmallFlag) --small_sends_;
-  if (small_[i] & kLargeFlag) --large_posted_;
+  if (flags_[i] & kSmallFlag) --small_sends_;
+  if (flags_[i] & kLargeFlag) --large_posted_;
 }
 
 bool MpiProvider::busy() const { return !posted_.empty() || !held_.empty() || chunks_.busy(); }
@@ -127,14 +126,14 @@ void MpiProvider::compact() {
     if (reqs_[i] == MPI_REQUEST_NULL) continue;
     posted_[w] = posted_[i];
     reqs_[w] = reqs_[i];
-    small_[w] = small_[i];
+    flags_[w] = flags_[i];
     since_[w] = since_[i];
     cancelling_[w] = cancelling_[i];
     ++w;
   }
   posted_.resize(w);
   reqs_.resize(w);
-  small_.resize(w);
+  flags_.resize(w);
   since_.resize(w);
   cancelling_.resize(w);
   holes_ = 0;

@@ -86,7 +86,7 @@ class MpiProvider final : public Provider {
   // Per posted_ entry: kSmallFlag for a small send (counted in small_sends_), kLargeFlag for a
   // message past the eager limit (counted in large_posted_).
   static constexpr char kSmallFlag = 1, kLargeFlag = 2;
-  std::vector<char> small_;
+  std::vector<char> flags_;
   std::size_t large_posted_ = 0;
   void forget(std::size_t i);  // entry i completed or dropped: its counts go
   // Per posted_ entry: when the stream reached it (MPIX_TIMEOUT counts from there), and whether
