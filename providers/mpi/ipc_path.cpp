@@ -125,13 +125,18 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
 
 namespace {
 
+// A gated op (a partition of a partitioned send, src/partitioned) has no stream: its buffer is
+// on the device of its communicator's stream, whose backend the IpcShared holds.
+bool gated(const Op &op) { return !op.stream && op.gate; }
+
 // ipc_send_goes_direct but for the buffer's memory kind.
 bool send_fits_direct(const Op &op, const IpcShared *ipc) {
-  if (!ipc || op.kind != OpKind::send || op.count <= 0 || op.dt_owned || !op.stream) return false;
+  if (!ipc || op.kind != OpKind::send || op.count <= 0 || op.dt_owned) return false;
+  if (!op.stream && !gated(op)) return false;
   if (op.peer < 0 || static_cast<std::size_t>(op.peer) >= ipc->direct.size() ||
       !ipc->direct[static_cast<std::size_t>(op.peer)])
     return false;
-  if (op.stream->backend() != ipc->backend) return false;
+  if (op.stream && op.stream->backend() != ipc->backend) return false;
   // A predefined type with holes (MPI_DOUBLE_INT, ...) is not a byte range.
   MPI_Aint lb = 0, extent = 0;
   int size = 0;
@@ -139,6 +144,10 @@ bool send_fits_direct(const Op &op, const IpcShared *ipc) {
       MPI_Type_get_extent(op.dt, &lb, &extent) != MPI_SUCCESS)
     return false;
   if (lb != 0 || extent != size || size <= 0) return false;
+  // A partition's message goes GPU-direct at every size: the receiver's round has posted its
+  // receive (a partitioned send may wait for its receiver), and a staged partition costs two
+  // synchronous agent copies.
+  if (gated(op)) return true;
   // Small messages stay eager (staged): a GPU-direct send completes only once the receiver has
   // copied it, and programs rely on small blocking sends completing before their receive.
   static const uint64_t eager_max =
@@ -158,6 +167,8 @@ DeviceRead ipc_send_read(const Op &op, const IpcShared *ipc) {
   uint64_t start = 0, bytes = 0, id = 0;
   if (!ipc->backend->ipc_range(op.sbuf, &start, &bytes, &id).is_ok()) return DeviceRead::no;
   if (!ipc_exports().overlaps_other(start, bytes, id)) return DeviceRead::as_is;
+  // The device copy is a copy on the op's stream: a gated op has none, and is staged.
+  if (gated(op)) return DeviceRead::no;
   static std::atomic<bool> said{false};
   if (!said.exchange(true))
     MPIX_LOG(info, "mpi",

@@ -288,10 +288,17 @@ struct ChunkRecv {
       phase = Phase::plain;
       return answer(path);
     }
-    ExecStream *ex = nullptr;
-    MPIX_TRY(op->stream->exec(&ex));
-    be = op->stream->backend();
-    device = ex->device();
+    if (op->stream) {
+      ExecStream *ex = nullptr;
+      MPIX_TRY(op->stream->exec(&ex));
+      be = op->stream->backend();
+      device = ex->device();
+    } else {
+      // A partition's receive (a gated op, src/partitioned): no stream; its buffer is on the
+      // device of its communicator's stream.
+      be = ipc->backend;
+      device = ipc->device;
+    }
     // With MPIX_GPU_DIRECT_COPY=stream, the receiving stream's copy in takes the message from
     // the sender's memory: the receive completes now, and the sender hears once the stream has
     // copied. Only where the stream's wait on the receive is queued already and is the next
@@ -314,7 +321,7 @@ struct ChunkRecv {
     }
     const uint64_t *copied = nullptr;
     std::shared_ptr<const void> keep;
-    if (ipc_stream_copies() && op_stream_waits(*op) &&
+    if (ipc_stream_copies() && op->stream && op_stream_waits(*op) &&
         op->stream->wait_order().is_next(op->done.word, op->done_value) &&
         op_deliver_from(*op, src, msg, &copied, &keep)) {
       MPIX_LOG(trace, "mpi",

@@ -60,6 +60,7 @@ Op *op_new(const EnqueueArgs &a, const OpPlan &plan) {
   op->comm = a.comm;
   op->ctx = *plan.ctx;
   if (plan.stream) op->stream = *plan.stream;
+  else op->gate = plan.gate;
   // The word's last value was written by its previous op's completion: wait for the next one.
   op->done_value = load_signal(op->done.word) + 1;
   return op;

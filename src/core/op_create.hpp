@@ -65,6 +65,9 @@ struct OpPlan {
   const std::shared_ptr<Stream> *stream = nullptr;
   Backend *be = nullptr;  // gated: classifies and stages its buffers
   int device = -1;        // gated: where the agent copies (-1: its current device)
+  // gated: the word that fires it (Op::gate; the caller sets its threshold). Set before the
+  // provider is asked how it reads the buffers, which may depend on it.
+  const uint64_t *gate = nullptr;
   bool request = false;   // hand out a generalized request (Op::grequest)
   std::size_t chunk = 0;  // MPIX_STAGING_CHUNK of the communicator (0: not chunked)
   // Who copies staged buffers: the stream, unless the agent may (MPIX_AGENT_COPY_MAX, where the

@@ -13,6 +13,7 @@
 #include "core/mpi_status.hpp"
 #include "core/op.hpp"
 #include "core/op_create.hpp"
+#include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
@@ -110,12 +111,20 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     return make_status(MPI_ERR_TYPE,
                        "a partitioned device or managed buffer needs a contiguous datatype: "
                        "the agent stages it in dense copies");
+  // What MPIX_Stream_comm_create told the provider about the stream (every rank of a stream
+  // communicator passes it, with or without a GPU stream of its own).
+  CommStreamInfo si;
   if (r->ctx_ && r->ctx_->stream) {
     ExecStream *ex = nullptr;
     MPIX_TRY(r->ctx_->stream->exec(&ex));
     r->device_ = ex->device();
+    const StreamKind k = r->ctx_->stream->kind();
+    if (k != StreamKind::general && k != StreamKind::host) {
+      si.backend = r->ctx_->stream->backend();
+      si.device = ex->device();
+    }
   }
-  MPIX_TRY(private_comms_get(comm, &r->pc_));
+  MPIX_TRY(private_comms_get(comm, r->ctx_ ? &si : nullptr, &r->pc_));
   r->words_ = std::make_shared<PWords>(partitions);
   // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
@@ -154,6 +163,7 @@ Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int 
   plan.ctx = &ctx;
   plan.be = be_;
   plan.device = device_;
+  plan.gate = gate;
   Op *op = nullptr;
   MPIX_TRY(op_create(p2p_args(send ? OpKind::send : OpKind::recv, buf, count, dt, peer_, tag,
                               ctx == pc_->hdr_ctx ? pc_->hdr : pc_->data),

@@ -7,6 +7,7 @@
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/keyval_part.hpp"
+#include "core/provider.hpp"
 #include "core/runtime.hpp"
 
 namespace mpix {
@@ -23,8 +24,10 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
 // its own).
 struct PrivateCommsKey final : KeyvalPart {};
 
-// Collective over @p comm: the private communicator and the provider's state for it.
-Status make_private(MPI_Comm comm, MPI_Comm *out, std::shared_ptr<CommCtx> *ctx) {
+// Collective over @p comm: the private communicator and the provider's state for it, told about
+// the user communicator's stream by @p si where @p on_stream (every rank alike).
+Status make_private(MPI_Comm comm, bool on_stream, const CommStreamInfo &si, MPI_Comm *out,
+                    std::shared_ptr<CommCtx> *ctx) {
   int rank = 0;
   MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   // MPI_Comm_split, not MPI_Comm_dup: a dup would copy the user's attributes (a stream
@@ -34,7 +37,8 @@ Status make_private(MPI_Comm comm, MPI_Comm *out, std::shared_ptr<CommCtx> *ctx)
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
   auto c = std::make_shared<CommCtx>();
-  MPIX_TRY(prov->comm_open(*out, &c->prov));
+  if (on_stream) MPIX_TRY(prov->comm_open_on_stream(*out, si, &c->prov));
+  else MPIX_TRY(prov->comm_open(*out, &c->prov));
   *ctx = std::move(c);
   return {};
 }
@@ -52,7 +56,8 @@ PrivateComms::~PrivateComms() {
   if (data != MPI_COMM_NULL) MPI_Comm_free(&data);
 }
 
-Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
+Status private_comms_get(MPI_Comm comm, const CommStreamInfo *si,
+                         std::shared_ptr<PrivateComms> *out) {
   PrivateCommsKey &k = runtime().part<PrivateCommsKey>();
   std::lock_guard<std::mutex> lk(k.mu());
   int kv = MPI_KEYVAL_INVALID;
@@ -71,8 +76,11 @@ Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out) {
                        "partitioned communication on an intercommunicator is not "
                        "supported");
   auto pc = std::make_shared<PrivateComms>();
-  MPIX_TRY(make_private(comm, &pc->hdr, &pc->hdr_ctx));
-  MPIX_TRY(make_private(comm, &pc->data, &pc->data_ctx));
+  MPIX_TRY(make_private(comm, false, CommStreamInfo{}, &pc->hdr, &pc->hdr_ctx));
+  // The data messages may take the provider's direct paths between GPUs (same-node GPU-direct
+  // of provider mpi, for partitions of device buffers), as the stream communicator's own do.
+  MPIX_TRY(
+      make_private(comm, si != nullptr, si ? *si : CommStreamInfo{}, &pc->data, &pc->data_ctx));
   auto *h = new Holder(pc);
   int rc = MPI_Comm_set_attr(comm, kv, h);
   if (rc != MPI_SUCCESS) {

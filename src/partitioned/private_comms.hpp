@@ -5,7 +5,9 @@
 //   data  one message per send partition and round, on a tag range the sender allocates and
 //         names in the header.
 // Each has the provider's per-communicator state (a CommCtx without stream), so partitioned
-// messages are ordinary ops of the provider in use.
+// messages are ordinary ops of the provider in use; data's is made as a stream communicator's
+// is where the user communicator has a stream, so that partitions of device buffers take the
+// provider's GPU-direct path (providers/mpi/ipc_path.hpp).
 // Both are made by the first partitioned init on the user communicator (collective over it;
 // later inits are local) and cached on it as an attribute. Requests hold a reference, so
 // freeing the user communicator early is safe.
@@ -20,6 +22,7 @@
 namespace mpix {
 
 struct CommCtx;
+struct CommStreamInfo;
 
 struct PrivateComms {
   MPI_Comm hdr = MPI_COMM_NULL;
@@ -28,8 +31,12 @@ struct PrivateComms {
   ~PrivateComms();
 };
 
-// The private communicators of @p comm, made on first use (collective then).
-Status private_comms_get(MPI_Comm comm, std::shared_ptr<PrivateComms> *out);
+// The private communicators of @p comm, made on first use (collective then). @p si: the
+// stream of @p comm where it is a stream communicator (null on every rank where it is not): the
+// data communicator then gets the provider's per-stream state, as MPIX_Stream_comm_create
+// makes it (provider mpi: GPU-direct between same-node GPUs).
+Status private_comms_get(MPI_Comm comm, const CommStreamInfo *si,
+                         std::shared_ptr<PrivateComms> *out);
 
 // A range of @p n data tags unused by this process's live partitioned sends; MPI_ERR_OTHER if
 // the tag space (MPI_TAG_UB) cannot hold it.

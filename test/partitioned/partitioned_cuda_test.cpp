@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "catch.hpp"
@@ -144,17 +145,27 @@ struct DeviceInts {
   ~DeviceInts() { cudaFree(p); }
 };
 
-// Device and managed buffers are staged like every other op's: the agent copies a send
-// partition out of device memory once the kernel's MPIX_Pready opened it, and a received piece
-// into device memory before it marks the receive partition arrived; the receiving kernel polls
-// MPIX_Parrived and then reads the partition from device memory.
+// Device and managed buffers on a plain communicator are staged like every other op's: the
+// agent copies a send partition out of device memory once the kernel's MPIX_Pready opened it,
+// and a received piece into device memory before it marks the receive partition arrived; the
+// receiving kernel polls MPIX_Parrived and then reads the partition from device memory. On a
+// stream communicator of a CUDA stream, partitions of cudaMalloc memory between two ranks of
+// one node go GPU-direct instead (the receiver's agent copies each from the sender's mapped
+// buffer into the receive buffer; managed memory stays staged).
 TEST_CASE("kernel Pready on a cudaMalloc send buffer, data checked in a cudaMalloc receive buffer",
           "[partitioned][cuda][staging]") {
   const bool managed = GENERATE(false, true);
-  CAPTURE(managed);
+  const bool on_stream = GENERATE(false, true);
+  CAPTURE(managed, on_stream);
   CUDA_REQUIRE(mpix_ptest::load_kernels());
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  std::unique_ptr<CudaStreamComm> sc;
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (on_stream) {
+    sc = std::make_unique<CudaStreamComm>();
+    comm = sc->comm;
+  } else {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  }
   int rank = -1;
   MPI_Comm_rank(comm, &rank);
   const int peer = rank ^ 1;
@@ -204,7 +215,7 @@ TEST_CASE("kernel Pready on a cudaMalloc send buffer, data checked in a cudaMall
   REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
   cudaStreamDestroy(s);
-  MPI_Comm_free(&comm);
+  if (!on_stream) MPI_Comm_free(&comm);
 }
 
 TEST_CASE("device misuse is returned to the kernel and reported by the host wait",
