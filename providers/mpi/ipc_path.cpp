@@ -293,10 +293,25 @@ Status IpcPath::map_source(const IpcRts &rts, Backend *be, int device, const cha
 }
 
 Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                           uint64_t *ticket) {
+                           bool batch, uint64_t *ticket) {
   const char *src = nullptr;
   MPIX_TRY(map_source(rts, be, device, &src));
-  return be->agent_copy(device, dst, src, bytes, ticket);
+  if (!batch) return be->agent_copy(device, dst, src, bytes, ticket);
+  MPIX_TRY(be->agent_copy_deferred(device, dst, src, bytes, ticket));
+  for (const auto &u : unflushed_)
+    if (u.first == be && u.second == device) return {};
+  unflushed_.emplace_back(be, device);
+  return {};
+}
+
+Status IpcPath::flush_copies() {
+  Status first;
+  for (const auto &u : unflushed_) {
+    Status st = u.first->agent_copy_flush(u.second);
+    if (!st.is_ok() && first.is_ok()) first = std::move(st);
+  }
+  unflushed_.clear();
+  return first;
 }
 
 void IpcPath::answer_when(const std::shared_ptr<IpcShared> &ipc, int source, const IpcRts &rts,

@@ -38,6 +38,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/status.hpp"
@@ -133,9 +134,13 @@ class IpcPath {
   // Receiver: where @p rts's message is in this process (its allocation mapped on @p device).
   Status map_source(const IpcRts &rts, Backend *be, int device, const char **src);
   // Receiver: starts the copy of @p rts's message (@p bytes of it) into @p dst on @p device;
-  // *@p ticket tells Backend::agent_copy_done when it has run.
+  // *@p ticket tells Backend::agent_copy_done when it has run. @p batch: the copy is never
+  // waited for here, and its completion is written by flush_copies (the copies of one agent
+  // loop, a round's partitions say, then run back to back and share one completion write).
   Status start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                    uint64_t *ticket);
+                    bool batch, uint64_t *ticket);
+  // Writes the completions of the batched copies started since the last call.
+  Status flush_copies();
   // Receiver: answers the sender of @p rts (rank @p source of the communicator).
   Status answer(IpcShared &ipc, int source, const IpcRts &rts, int error, uint64_t bytes);
   // Receiver: answers as answer() does once *@p copied is nonzero (a stream copied the message,
@@ -168,6 +173,7 @@ class IpcPath {
   std::vector<std::unique_ptr<Fin>> fins_;
   std::vector<StreamCopy> copies_;
   IpcMapCache maps_;  // what this process mapped of its senders' allocations
+  std::vector<std::pair<Backend *, int>> unflushed_;  // devices with batched copies unflushed
 };
 
 }  // namespace mpix

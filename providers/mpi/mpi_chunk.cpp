@@ -346,7 +346,9 @@ struct ChunkRecv {
       dst = temp.data();
       unpack = true;
     }
-    MPIX_TRY(path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, &ticket));
+    // A partition's receive (no stream) batches its copy with the others of this agent loop.
+    MPIX_TRY(
+        path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, !op->stream, &ticket));
     MPIX_LOG(trace, "mpi",
              "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
              "copied by the agent (ticket %llu)",
@@ -644,6 +646,9 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
     }
     ++i;
   }
+  // The batched GPU-direct copies this loop started (their receives wait in Phase::copy).
+  Status fl = ipc_.flush_copies();
+  if (!fl.is_ok()) MPIX_LOG(error, "mpi", "GPU-direct: %s", fl.what().c_str());
   return any;
 }
 

@@ -186,6 +186,18 @@ class Backend {
     (void)ticket;
     return true;
   }
+  // agent_copy, never waited for in the call, whatever its size, and whose completion is
+  // written only by the next agent_copy_flush(@p device) (or a later asynchronous agent_copy):
+  // copies issued in a row then share one completion write and run back to back. The caller
+  // must flush before it waits for the ticket.
+  virtual Status agent_copy_deferred(int device, void *dst, const void *src, std::size_t bytes,
+                                     uint64_t *ticket) {
+    return agent_copy(device, dst, src, bytes, ticket);
+  }
+  virtual Status agent_copy_flush(int device) {
+    (void)device;
+    return {};
+  }
   // CUDA IPC (same-node GPU-direct, providers/mpi/ipc_path.hpp). ipc_range: the start and
   // size of the device allocation holding @p p and its buffer id (unique per allocation for the
   // process's life, so a freed and re-made allocation at the same address has another); fails

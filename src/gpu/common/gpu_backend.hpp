@@ -137,26 +137,49 @@ class GpuBackend final : public Backend {
 
   Status agent_copy(int device, void *dst, const void *src, std::size_t bytes,
                     uint64_t *ticket) override {
-    MPIX_TRY(start());
-    if (device < 0) MPIX_TRY(Api::get_device(&device));
-    if (device >= static_cast<int>(side_.size()))
-      return make_status(MPI_ERR_OTHER, "%s device %d is out of range", Api::kName, device);
-    MPIX_TRY(prepare_device(device));
+    Side *sd = nullptr;
+    MPIX_TRY(side_of(device, &sd));
     DeviceGuard<Api> g(device);
     MPIX_TRY(g.status());
-    Side &sd = side_[device];  // made by prepare_device
-    const auto s = static_cast<stream_t>(sd.ex->native());
+    const auto s = static_cast<stream_t>(sd->ex->native());
     MPIX_TRY(Api::copy_async(dst, src, bytes, s));
     static const long sync_max = setting_long(GpuSetting::agent_copy_sync_max);
     if (sync_max > 0 && bytes <= static_cast<std::size_t>(sync_max)) {
       // A small copy is waited for here: a few microseconds of the agent thread, against a
       // second runtime call (the completion write) and the poll when done asynchronously.
       MPIX_TRY(Api::synchronize(s));
-      *ticket = sd.issued;  // reached: the stream ran everything issued before too
+      // Reached: the stream ran everything issued before too. Deferred copies before it have
+      // run as well, but their ticket is written only by the flush (or the next write).
+      *ticket = sd->issued;
       return {};
     }
+    MPIX_TRY(sd->ex->write_value(sd->word.word, sd->issued + 1));
+    *ticket = ++sd->issued;
+    sd->deferred = false;  // the write covers them
+    return {};
+  }
+
+  Status agent_copy_deferred(int device, void *dst, const void *src, std::size_t bytes,
+                             uint64_t *ticket) override {
+    Side *sd = nullptr;
+    MPIX_TRY(side_of(device, &sd));
+    DeviceGuard<Api> g(device);
+    MPIX_TRY(g.status());
+    MPIX_TRY(Api::copy_async(dst, src, bytes, static_cast<stream_t>(sd->ex->native())));
+    sd->deferred = true;
+    *ticket = sd->issued + 1;  // the value the next completion write stores
+    return {};
+  }
+
+  Status agent_copy_flush(int device) override {
+    if (device < 0) MPIX_TRY(Api::get_device(&device));
+    if (device >= static_cast<int>(side_.size()) || !side_[device].deferred) return {};
+    DeviceGuard<Api> g(device);
+    MPIX_TRY(g.status());
+    Side &sd = side_[device];
     MPIX_TRY(sd.ex->write_value(sd.word.word, sd.issued + 1));
-    *ticket = ++sd.issued;
+    ++sd.issued;
+    sd.deferred = false;
     return {};
   }
 
@@ -239,7 +262,19 @@ class GpuBackend final : public Backend {
     std::unique_ptr<GpuExecStream<Api>> ex;
     SignalWord word;
     uint64_t issued = 0;
+    bool deferred = false;  // copies issued since the last completion write (agent_copy_flush)
   };
+
+  // The side stream an agent_copy on @p device (-1: the current one, which it is set to) uses.
+  Status side_of(int &device, Side **sd) {
+    MPIX_TRY(start());
+    if (device < 0) MPIX_TRY(Api::get_device(&device));
+    if (device >= static_cast<int>(side_.size()))
+      return make_status(MPI_ERR_OTHER, "%s device %d is out of range", Api::kName, device);
+    MPIX_TRY(prepare_device(device));
+    *sd = &side_[device];  // made by prepare_device
+    return {};
+  }
 
   // The current device's stream for blocking copies (made by prepare_device).
   Status private_stream(stream_t *out) {
