@@ -293,10 +293,9 @@ Status IpcPath::map_source(const IpcRts &rts, Backend *be, int device, const cha
 }
 
 Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                           bool batch, uint64_t *ticket) {
+                           uint64_t *ticket) {
   const char *src = nullptr;
   MPIX_TRY(map_source(rts, be, device, &src));
-  if (!batch) return be->agent_copy(device, dst, src, bytes, ticket);
   MPIX_TRY(be->agent_copy_deferred(device, dst, src, bytes, ticket));
   for (const auto &u : unflushed_)
     if (u.first == be && u.second == device) return {};

@@ -134,11 +134,12 @@ class IpcPath {
   // Receiver: where @p rts's message is in this process (its allocation mapped on @p device).
   Status map_source(const IpcRts &rts, Backend *be, int device, const char **src);
   // Receiver: starts the copy of @p rts's message (@p bytes of it) into @p dst on @p device;
-  // *@p ticket tells Backend::agent_copy_done when it has run. @p batch: the copy is never
-  // waited for here, and its completion is written by flush_copies (the copies of one agent
-  // loop, a round's partitions say, then run back to back and share one completion write).
+  // *@p ticket tells Backend::agent_copy_done when it has run. The copy is never waited for
+  // here, and its completion is written by flush_copies: the copies of one agent loop (a
+  // round's partitions, a window of messages) run back to back, small ones in one kernel
+  // (Backend::agent_copy_deferred), and share one completion write.
   Status start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                    bool batch, uint64_t *ticket);
+                    uint64_t *ticket);
   // Writes the completions of the batched copies started since the last call.
   Status flush_copies();
   // Receiver: answers the sender of @p rts (rank @p source of the communicator).

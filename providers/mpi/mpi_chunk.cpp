@@ -346,9 +346,8 @@ struct ChunkRecv {
       dst = temp.data();
       unpack = true;
     }
-    // A partition's receive (no stream) batches its copy with the others of this agent loop.
-    MPIX_TRY(
-        path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, !op->stream, &ticket));
+    // Batched with the others of this agent loop (flushed at the end of progress).
+    MPIX_TRY(path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, &ticket));
     MPIX_LOG(trace, "mpi",
              "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
              "copied by the agent (ticket %llu)",

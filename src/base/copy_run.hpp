@@ -16,4 +16,14 @@ struct CopyRun {
 };
 static_assert(sizeof(CopyRun) == 32, "CopyRun tables are read by device code");
 
+// One copy of a list a GPU backend's kernel runs in one launch (Backend::agent_copy_deferred):
+// `len` bytes from device address `src` to `dst`.
+struct CopyPiece {
+  uint64_t dst;
+  uint64_t src;
+  uint64_t len;
+  uint64_t unused;
+};
+static_assert(sizeof(CopyPiece) == 32, "CopyPiece tables are read by device code");
+
 }  // namespace mpix

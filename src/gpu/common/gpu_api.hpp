@@ -9,9 +9,8 @@
 //              synchronize(), stream_create_private(), check_module_loading()
 //   in order   write_value(), wait_value(), batch(), launch_host(), copy_async(),
 //              copy_2d_async(), kernel_write(), kernel_wait(), copy_runs_kernel(),
-//              copy_prefix_kernel(), copy_write_kernel(), wait_copy_prefix_kernel(),
-//              fuse_slot_acquire(),
-//              load_kernels()
+//              copy_list_kernel(), copy_prefix_kernel(), copy_write_kernel(),
+//              wait_copy_prefix_kernel(), fuse_slot_acquire(), load_kernels()
 //   memory     classify(), kernel_can_access(), host_alloc(), host_free(), host_register(),
 //              host_unregister(), host_device_pointer()
 //

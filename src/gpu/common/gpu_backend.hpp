@@ -22,6 +22,8 @@
 //    cudaFreeHost wait for the device): the pools are never shrunk.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -139,6 +141,9 @@ class GpuBackend final : public Backend {
                     uint64_t *ticket) override {
     Side *sd = nullptr;
     MPIX_TRY(side_of(device, &sd));
+    // Deferred copies first, with their completion: this copy's own completion (or the wait
+    // below) must not come before the list's kernel is even launched.
+    if (sd->deferred) MPIX_TRY(agent_copy_flush(device));
     DeviceGuard<Api> g(device);
     MPIX_TRY(g.status());
     const auto s = static_cast<stream_t>(sd->ex->native());
@@ -148,24 +153,29 @@ class GpuBackend final : public Backend {
       // A small copy is waited for here: a few microseconds of the agent thread, against a
       // second runtime call (the completion write) and the poll when done asynchronously.
       MPIX_TRY(Api::synchronize(s));
-      // Reached: the stream ran everything issued before too. Deferred copies before it have
-      // run as well, but their ticket is written only by the flush (or the next write).
-      *ticket = sd->issued;
+      *ticket = sd->issued;  // reached: the stream ran everything issued before too
       return {};
     }
     MPIX_TRY(sd->ex->write_value(sd->word.word, sd->issued + 1));
     *ticket = ++sd->issued;
-    sd->deferred = false;  // the write covers them
     return {};
   }
 
+  // Small deferred copies wait in a list that agent_copy_flush hands to one kernel: each
+  // cudaMemcpyAsync costs the agent ~4-5 us (one H200 under MPS, bench/cuda/probe_copies.cu),
+  // a launch copying 64 pieces about as much in all. Larger ones go to the copy engine at once.
   Status agent_copy_deferred(int device, void *dst, const void *src, std::size_t bytes,
                              uint64_t *ticket) override {
     Side *sd = nullptr;
     MPIX_TRY(side_of(device, &sd));
-    DeviceGuard<Api> g(device);
-    MPIX_TRY(g.status());
-    MPIX_TRY(Api::copy_async(dst, src, bytes, static_cast<stream_t>(sd->ex->native())));
+    if (Api::kHasKernels && sd->tables && bytes <= kListCopyMax) {
+      sd->list.push_back(
+          CopyPiece{reinterpret_cast<uint64_t>(dst), reinterpret_cast<uint64_t>(src), bytes, 0});
+    } else {
+      DeviceGuard<Api> g(device);
+      MPIX_TRY(g.status());
+      MPIX_TRY(Api::copy_async(dst, src, bytes, static_cast<stream_t>(sd->ex->native())));
+    }
     sd->deferred = true;
     *ticket = sd->issued + 1;  // the value the next completion write stores
     return {};
@@ -177,6 +187,17 @@ class GpuBackend final : public Backend {
     DeviceGuard<Api> g(device);
     MPIX_TRY(g.status());
     Side &sd = side_[device];
+    const auto s = static_cast<stream_t>(sd.ex->native());
+    Status st = flush_list(sd, s);
+    if (!st.is_ok()) {
+      // The copies still have to run before the completion: one by one on the copy engine.
+      MPIX_LOG(warn, Api::kSubsys, "copy kernel for the agent's copies: %s; copying one by one",
+               st.what().c_str());
+      for (const CopyPiece &c : sd.list)
+        MPIX_TRY(Api::copy_async(reinterpret_cast<void *>(c.dst),
+                                 reinterpret_cast<const void *>(c.src), c.len, s));
+    }
+    sd.list.clear();
     MPIX_TRY(sd.ex->write_value(sd.word.word, sd.issued + 1));
     ++sd.issued;
     sd.deferred = false;
@@ -258,12 +279,55 @@ class GpuBackend final : public Backend {
   // The agent's copies of a device (agent_copy): a private stream and the word its copies'
   // completions are counted on. Used by the agent thread only; never destroyed (copies may be
   // in flight at exit).
+  // The agent's small deferred copies (agent_copy_deferred): at most this many bytes each, in
+  // kListSlots tables of kListLen pieces.
+  static constexpr std::size_t kListCopyMax = 64 * 1024;
+  static constexpr unsigned kListSlots = 16;
+  static constexpr std::size_t kListLen = 256;
+
   struct Side {
     std::unique_ptr<GpuExecStream<Api>> ex;
     SignalWord word;
     uint64_t issued = 0;
     bool deferred = false;  // copies issued since the last completion write (agent_copy_flush)
+    std::vector<CopyPiece> list;  // small deferred copies, for the next flush's kernel
+    // kListSlots tables of kListLen pieces in pinned host memory, which the copy kernel reads;
+    // slot i may be written again once the completion word reached table_ticket[i].
+    CopyPiece *tables = nullptr;
+    uint64_t table_ticket[kListSlots] = {};
+    unsigned next_table = 0;
   };
+
+  // Launches the copy kernels of sd.list (kListLen pieces per table), the device current.
+  // On failure, pieces from the first failed launch on have not been issued: sd.list keeps
+  // only those.
+  Status flush_list(Side &sd, stream_t s) {
+    std::size_t at = 0;
+    while (at < sd.list.size()) {
+      const std::size_t n = std::min(kListLen, sd.list.size() - at);
+      const unsigned slot = sd.next_table;
+      // Reused only once the kernel that last read it has run (the flushes between make that
+      // long ago, except under a burst of more than kListSlots flushes in flight).
+      if (!reached(load_signal(sd.word.word), sd.table_ticket[slot])) {
+        Status st = Api::synchronize(s);
+        if (!st.is_ok()) {
+          sd.list.erase(sd.list.begin(), sd.list.begin() + static_cast<std::ptrdiff_t>(at));
+          return st;
+        }
+      }
+      CopyPiece *t = sd.tables + static_cast<std::size_t>(slot) * kListLen;
+      std::memcpy(t, sd.list.data() + at, n * sizeof(CopyPiece));
+      Status st = Api::copy_list_kernel(s, t, n);
+      if (!st.is_ok()) {
+        sd.list.erase(sd.list.begin(), sd.list.begin() + static_cast<std::ptrdiff_t>(at));
+        return st;
+      }
+      sd.table_ticket[slot] = sd.issued + 1;  // the completion write after this flush
+      sd.next_table = (slot + 1) % kListSlots;
+      at += n;
+    }
+    return {};
+  }
 
   // The side stream an agent_copy on @p device (-1: the current one, which it is set to) uses.
   Status side_of(int &device, Side **sd) {
@@ -335,6 +399,13 @@ class GpuBackend final : public Backend {
       sd.ex.reset(new GpuExecStream<Api>(s, dev, m, &signals_));
       sd.word = signal_pool().acquire();
       sd.issued = load_signal(sd.word.word);
+      for (uint64_t &t : sd.table_ticket) t = sd.issued;
+      // Allocated here, with the slab, not while user streams may wait (see alloc_pinned);
+      // kept for the process's life. Without it, deferred copies use the copy engine.
+      void *tables = nullptr;
+      if (Api::kHasKernels &&
+          Api::host_alloc(kListSlots * kListLen * sizeof(CopyPiece), &tables).is_ok())
+        sd.tables = static_cast<CopyPiece *>(tables);
     }
     per_device_[dev].ready = true;
     return {};

@@ -103,6 +103,9 @@ struct CudaApi {
   // Copies the blocks of @p runs (a table the kernel reads) from @p src to @p dst.
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);
+  // Runs the @p n copies of @p pieces (a table in pinned host memory the kernel reads), a
+  // block per piece.
+  static Status copy_list_kernel(stream_t s, const CopyPiece *pieces, std::size_t n);
   // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
   // length read when the kernel runs: once, by the grid's first block, which hands it to the
   // others through the stream's @p slot with @p ticket (as wait_copy_prefix_kernel); each block

@@ -61,6 +61,32 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
   __threadfence_system();
 }
 
+// A list of copies, a block per piece at a time (Backend::agent_copy_deferred: small pieces),
+// in the widest words both ends allow. The table lives in pinned host memory: one thread loads
+// each piece for its block.
+__global__ void copy_piece_list(const CopyPiece *pieces, unsigned long long n) {
+  __shared__ CopyPiece piece;
+  for (unsigned long long i = blockIdx.x; i < n; i += gridDim.x) {
+    __syncthreads();  // the previous piece is no longer read
+    if (threadIdx.x == 0) piece = pieces[i];
+    __syncthreads();
+    const CopyPiece p = piece;
+    char *dst = reinterpret_cast<char *>(p.dst);
+    const char *src = reinterpret_cast<const char *>(p.src);
+    const unsigned long long a = p.dst | p.src | p.len;
+    if (a % 16 == 0) {
+      for (unsigned long long k = threadIdx.x; k < p.len / 16; k += blockDim.x)
+        reinterpret_cast<uint4 *>(dst)[k] = reinterpret_cast<const uint4 *>(src)[k];
+    } else if (a % 8 == 0) {
+      for (unsigned long long k = threadIdx.x; k < p.len / 8; k += blockDim.x)
+        reinterpret_cast<unsigned long long *>(dst)[k] =
+            reinterpret_cast<const unsigned long long *>(src)[k];
+    } else {
+      for (unsigned long long k = threadIdx.x; k < p.len; k += blockDim.x) dst[k] = src[k];
+    }
+  }
+}
+
 // A staged receive's copy into device memory: the first min(len[0] - skip, max) bytes, the
 // length read when the kernel runs (the agent stored it before releasing the stream's wait);
 // skip is where this piece starts in the message. len[1], read likewise, is where the message
@@ -336,6 +362,14 @@ Status CudaApi::copy_runs_kernel(stream_t s, void *dst, const void *src, const C
   return {};
 }
 
+Status CudaApi::copy_list_kernel(stream_t s, const CopyPiece *pieces, std::size_t n) {
+  if (n == 0) return {};
+  const unsigned blocks = n < 1024 ? static_cast<unsigned>(n) : 1024u;
+  copy_piece_list<<<blocks, 256, 0, s>>>(pieces, n);
+  MPIX_CUDA_CHECK(cudaGetLastError());
+  return {};
+}
+
 Status CudaApi::kernel_write(stream_t s, uint64_t dev_word, uint64_t value) {
   store_word<<<1, 1, 0, s>>>(reinterpret_cast<unsigned long long *>(dev_word), value);
   MPIX_CUDA_CHECK(cudaGetLastError());
@@ -353,6 +387,7 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, store_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_run_table));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_piece_list));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_grid));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));

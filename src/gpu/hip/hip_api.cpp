@@ -201,6 +201,11 @@ Status HipApi::copy_runs_kernel(stream_t, void *, const void *, const CopyRun *,
                      "hipcc)");
 }
 
+Status HipApi::copy_list_kernel(stream_t, const CopyPiece *, std::size_t) {
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "copying a list by kernel needs mpix's HIP kernels (build with hipcc)");
+}
+
 Status HipApi::copy_prefix_kernel(stream_t, void *, const void *, std::size_t, const uint64_t *,
                                   uint64_t, int, uint64_t) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,

@@ -85,6 +85,7 @@ struct HipApi {
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);
+  static Status copy_list_kernel(stream_t s, const CopyPiece *pieces, std::size_t n);
   // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
   // length read when the kernel runs: once, by the grid's first block, which hands it to the
   // others through the stream's @p slot with @p ticket (as wait_copy_prefix_kernel); each block
