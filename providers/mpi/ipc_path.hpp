@@ -19,13 +19,19 @@
 //     from the sender's memory into the receive buffer and sets a word, on which the agent
 //     answers with an IpcFin; the send completes with the answer. The agent makes no GPU call
 //     for a message but the first mapping of an allocation. Where the receive's stager cannot
-//     (an agent-copied or chunked receive), the agent copies on its copy stream instead and
-//     answers once that copy has run.
+//     (an agent-copied or chunked receive, a partition's receive), the agent copies on its
+//     copy stream instead and answers once that copy has run: the copies one agent loop
+//     starts share one completion write, and those of at most 64 KiB run in one kernel
+//     (Backend::agent_copy_deferred; a cudaMemcpyAsync costs the agent 4-5 us under MPS).
 //
 // Chosen once per pair of ranks at MPIX_Stream_comm_create: both on CUDA streams, on one host,
 // the receiver's device able to map the sender's, MPIX_GPU_DIRECT not off on either, and both
 // ranks agreeing. Sends of host or managed memory, of datatypes with holes or derived ones,
 // and everything to other peers keep the staged path; receives take either kind of message.
+// Partitioned requests on a stream communicator (src/partitioned) have their data
+// communicator opened the same way: each partition of a cudaMalloc buffer is a gated op (no
+// stream) that goes GPU-direct at every size (a partitioned send may wait for its receiver),
+// where a staged one would cost two synchronous agent copies.
 // The receiver's buffer is written only after its stream reached the receive (the agent posts
 // it then) and the sender's read only after its stream reached the send.
 #pragma once
