@@ -292,11 +292,12 @@ Status IpcPath::map_source(const IpcRts &rts, Backend *be, int device, const cha
   return {};
 }
 
-Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                           uint64_t *ticket) {
+Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, bool dst_on_device,
+                           Backend *be, int device, uint64_t *ticket) {
   const char *src = nullptr;
   MPIX_TRY(map_source(rts, be, device, &src));
-  MPIX_TRY(be->agent_copy_deferred(device, dst, src, bytes, ticket));
+  // The source is the sender's device memory, mapped here.
+  MPIX_TRY(be->agent_copy_deferred(device, dst, src, bytes, dst_on_device, ticket));
   for (const auto &u : unflushed_)
     if (u.first == be && u.second == device) return {};
   unflushed_.emplace_back(be, device);

@@ -21,8 +21,9 @@
 //     for a message but the first mapping of an allocation. Where the receive's stager cannot
 //     (an agent-copied or chunked receive, a partition's receive), the agent copies on its
 //     copy stream instead and answers once that copy has run: the copies one agent loop
-//     starts share one completion write, and those of at most 64 KiB run in one kernel
-//     (Backend::agent_copy_deferred; a cudaMemcpyAsync costs the agent 4-5 us under MPS).
+//     starts share one completion write, and those into device memory of at most 1 MiB run
+//     in one kernel (Backend::agent_copy_deferred; a cudaMemcpyAsync costs the agent 4-5 us
+//     under MPS).
 //
 // Chosen once per pair of ranks at MPIX_Stream_comm_create: both on CUDA streams, on one host,
 // the receiver's device able to map the sender's, MPIX_GPU_DIRECT not off on either, and both
@@ -144,8 +145,9 @@ class IpcPath {
   // here, and its completion is written by flush_copies: the copies of one agent loop (a
   // round's partitions, a window of messages) run back to back, small ones in one kernel
   // (Backend::agent_copy_deferred), and share one completion write.
-  Status start_copy(const IpcRts &rts, std::size_t bytes, void *dst, Backend *be, int device,
-                    uint64_t *ticket);
+  // @p dst_on_device: @p dst is device or managed memory (else host memory).
+  Status start_copy(const IpcRts &rts, std::size_t bytes, void *dst, bool dst_on_device,
+                    Backend *be, int device, uint64_t *ticket);
   // Writes the completions of the batched copies started since the last call.
   Status flush_copies();
   // Receiver: answers the sender of @p rts (rank @p source of the communicator).

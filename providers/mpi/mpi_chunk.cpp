@@ -339,6 +339,7 @@ struct ChunkRecv {
     // (host memory or the bounce buffer, which the staging copies in as usual), else into a
     // temporary to unpack.
     void *dst = op_direct_target(*op);
+    const bool to_device = dst != nullptr;  // the staged receive's device (or managed) buffer
     unpack = false;
     if (!dst && contiguous) dst = op->rbuf;
     if (!dst) {
@@ -347,7 +348,8 @@ struct ChunkRecv {
       unpack = true;
     }
     // Batched with the others of this agent loop (flushed at the end of progress).
-    MPIX_TRY(path.start_copy(rts, static_cast<std::size_t>(msg), dst, be, device, &ticket));
+    MPIX_TRY(
+        path.start_copy(rts, static_cast<std::size_t>(msg), dst, to_device, be, device, &ticket));
     MPIX_LOG(trace, "mpi",
              "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
              "copied by the agent (ticket %llu)",

@@ -187,11 +187,14 @@ class Backend {
     return true;
   }
   // agent_copy, never waited for in the call, whatever its size, and whose completion is
-  // written only by the next agent_copy_flush(@p device) (or a later asynchronous agent_copy):
-  // copies issued in a row then share one completion write and run back to back. The caller
-  // must flush before it waits for the ticket.
+  // written only by the next agent_copy_flush(@p device) (or a later agent_copy): copies issued
+  // in a row then share one completion write and run back to back. The caller must flush
+  // before it waits for the ticket. @p on_device: @p dst and @p src are device or managed
+  // memory (a kernel may copy them; host memory may be pageable, which only the copy engine
+  // reaches).
   virtual Status agent_copy_deferred(int device, void *dst, const void *src, std::size_t bytes,
-                                     uint64_t *ticket) {
+                                     bool on_device, uint64_t *ticket) {
+    (void)on_device;
     return agent_copy(device, dst, src, bytes, ticket);
   }
   virtual Status agent_copy_flush(int device) {

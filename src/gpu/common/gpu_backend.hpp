@@ -161,16 +161,19 @@ class GpuBackend final : public Backend {
     return {};
   }
 
-  // Small deferred copies wait in a list that agent_copy_flush hands to one kernel: each
-  // cudaMemcpyAsync costs the agent ~4-5 us (one H200 under MPS, bench/cuda/probe_copies.cu),
-  // a launch copying 64 pieces about as much in all. Larger ones go to the copy engine at once.
+  // Deferred copies between device memory of at most kListCopyMax bytes wait in a list that
+  // agent_copy_flush hands to one kernel, in pieces of at most kListPiece bytes (a block
+  // each): each cudaMemcpyAsync costs the agent ~4-5 us (one H200 under MPS,
+  // bench/cuda/probe_copies.cu), a launch copying 64 pieces about as much in all. Larger
+  // ones, and copies with host memory (which may be pageable), go to the copy engine at once.
   Status agent_copy_deferred(int device, void *dst, const void *src, std::size_t bytes,
-                             uint64_t *ticket) override {
+                             bool on_device, uint64_t *ticket) override {
     Side *sd = nullptr;
     MPIX_TRY(side_of(device, &sd));
-    if (Api::kHasKernels && sd->tables && bytes <= kListCopyMax) {
-      sd->list.push_back(
-          CopyPiece{reinterpret_cast<uint64_t>(dst), reinterpret_cast<uint64_t>(src), bytes, 0});
+    if (Api::kHasKernels && sd->tables && on_device && bytes <= kListCopyMax) {
+      const auto d = reinterpret_cast<uint64_t>(dst), s = reinterpret_cast<uint64_t>(src);
+      for (std::size_t at = 0; at < bytes; at += kListPiece)
+        sd->list.push_back(CopyPiece{d + at, s + at, std::min(kListPiece, bytes - at), 0});
     } else {
       DeviceGuard<Api> g(device);
       MPIX_TRY(g.status());
@@ -281,7 +284,8 @@ class GpuBackend final : public Backend {
   // in flight at exit).
   // The agent's small deferred copies (agent_copy_deferred): at most this many bytes each, in
   // kListSlots tables of kListLen pieces.
-  static constexpr std::size_t kListCopyMax = 64 * 1024;
+  static constexpr std::size_t kListCopyMax = std::size_t{1} << 20;
+  static constexpr std::size_t kListPiece = 64 * 1024;
   static constexpr unsigned kListSlots = 16;
   static constexpr std::size_t kListLen = 256;
 
