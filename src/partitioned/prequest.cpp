@@ -168,8 +168,7 @@ Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int 
   MPIX_TRY(op_create(p2p_args(send ? OpKind::send : OpKind::recv, buf, count, dt, peer_, tag,
                               ctx == pc_->hdr_ctx ? pc_->hdr : pc_->data),
                      plan, &op));
-  op->gate = gate;
-  op->threshold = threshold;
+  op->threshold = threshold;  // op_create set the gate
   // The engine's reference: it reads the status once the op is complete, then drops it.
   op->refs.fetch_add(1, std::memory_order_relaxed);
   Status st = op_submit(op, nullptr, nullptr);

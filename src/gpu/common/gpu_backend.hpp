@@ -279,22 +279,23 @@ class GpuBackend final : public Backend {
     bool made = false;
     stream_t s{};
   };
-  // The agent's copies of a device (agent_copy): a private stream and the word its copies'
-  // completions are counted on. Used by the agent thread only; never destroyed (copies may be
-  // in flight at exit).
-  // The agent's small deferred copies (agent_copy_deferred): at most this many bytes each, in
-  // kListSlots tables of kListLen pieces.
+  // The agent's deferred copies into device memory that its copy kernel takes
+  // (agent_copy_deferred): at most kListCopyMax bytes each, cut into pieces of kListPiece
+  // bytes, in kListSlots tables of kListLen pieces.
   static constexpr std::size_t kListCopyMax = std::size_t{1} << 20;
   static constexpr std::size_t kListPiece = 64 * 1024;
   static constexpr unsigned kListSlots = 16;
   static constexpr std::size_t kListLen = 256;
 
+  // The agent's copies of a device (agent_copy): a private stream and the word its copies'
+  // completions are counted on. Used by the agent thread only; never destroyed (copies may be
+  // in flight at exit).
   struct Side {
     std::unique_ptr<GpuExecStream<Api>> ex;
     SignalWord word;
     uint64_t issued = 0;
     bool deferred = false;  // copies issued since the last completion write (agent_copy_flush)
-    std::vector<CopyPiece> list;  // small deferred copies, for the next flush's kernel
+    std::vector<CopyPiece> list;  // deferred copies for the next flush's kernel
     // kListSlots tables of kListLen pieces in pinned host memory, which the copy kernel reads;
     // slot i may be written again once the completion word reached table_ticket[i].
     CopyPiece *tables = nullptr;
