@@ -25,8 +25,8 @@ int delete_fn(MPI_Comm, int, void *attr, void *) {
 struct PrivateCommsKey final : KeyvalPart {};
 
 // Collective over @p comm: the private communicator and the provider's state for it, told about
-// the user communicator's stream by @p si where @p on_stream (every rank alike).
-Status make_private(MPI_Comm comm, bool on_stream, const CommStreamInfo &si, MPI_Comm *out,
+// the user communicator's stream by @p si where it is not null (every rank alike).
+Status make_private(MPI_Comm comm, const CommStreamInfo *si, MPI_Comm *out,
                     std::shared_ptr<CommCtx> *ctx) {
   int rank = 0;
   MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -37,7 +37,7 @@ Status make_private(MPI_Comm comm, bool on_stream, const CommStreamInfo &si, MPI
   Provider *prov = nullptr;
   MPIX_TRY(provider_get(&prov));
   auto c = std::make_shared<CommCtx>();
-  if (on_stream) MPIX_TRY(prov->comm_open_on_stream(*out, si, &c->prov));
+  if (si) MPIX_TRY(prov->comm_open_on_stream(*out, *si, &c->prov));
   else MPIX_TRY(prov->comm_open(*out, &c->prov));
   *ctx = std::move(c);
   return {};
@@ -76,11 +76,10 @@ Status private_comms_get(MPI_Comm comm, const CommStreamInfo *si,
                        "partitioned communication on an intercommunicator is not "
                        "supported");
   auto pc = std::make_shared<PrivateComms>();
-  MPIX_TRY(make_private(comm, false, CommStreamInfo{}, &pc->hdr, &pc->hdr_ctx));
+  MPIX_TRY(make_private(comm, nullptr, &pc->hdr, &pc->hdr_ctx));
   // The data messages may take the provider's direct paths between GPUs (same-node GPU-direct
   // of provider mpi, for partitions of device buffers), as the stream communicator's own do.
-  MPIX_TRY(
-      make_private(comm, si != nullptr, si ? *si : CommStreamInfo{}, &pc->data, &pc->data_ctx));
+  MPIX_TRY(make_private(comm, si, &pc->data, &pc->data_ctx));
   auto *h = new Holder(pc);
   int rc = MPI_Comm_set_attr(comm, kv, h);
   if (rc != MPI_SUCCESS) {
