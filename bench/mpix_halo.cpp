@@ -13,10 +13,8 @@
 // iterations the global residual. For each size a short pilot run (which also warms up)
 // picks the iteration count so one repetition takes about S seconds; then R repetitions
 // alternate the variants, and the median time per iteration of each is reported (the slowest
-// rank's time, from after the first iterations to the drained stream). The partitioned variant
-// always has its halo buffers in page-locked host memory (partitioned buffers must be
-// host-accessible), whatever --halo-buffers says; compare it with the others under
-// --halo-buffers host.
+// rank's time, from after the first iterations to the drained stream). --halo-buffers applies
+// to every variant.
 #include <mpi.h>
 
 #include <algorithm>
@@ -190,8 +188,8 @@ int main(int argc, char **argv) {
           "every %d iterations, median of %d\n",
           size, o.dims[0], o.dims[1], o.device.c_str(), o.check_every, o.reps);
       std::printf(
-          "# halo buffers in %s memory (partitioned: always page-locked host memory, "
-          "at most %d send partitions per halo); speedup: first variant's time / "
+          "# halo buffers in %s memory (partitioned: at most %d send partitions per "
+          "halo); speedup: first variant's time / "
           "this one's; host: the host thread's busy time per iteration (enqueueing)\n",
           o.host_halos ? "page-locked host" : "compute", o.partitions);
       std::printf("# %-6s %7s", "n/rank", "iters");

@@ -28,11 +28,10 @@ struct Params {
   int warmup = 0;        // untimed iterations before the timed ones (benchmarks)
   Variant variant = Variant::mpix;
   // Halo buffers in page-locked host memory that the kernels write and read directly (GPU
-  // devices), instead of device memory: no staging copies in either variant.
+  // devices), instead of device memory: no staging copies in any variant.
   bool host_halos = false;
   // partitioned: send partitions per halo at most; each side uses the largest count that
-  // divides its halo length (partitions are equal-sized). The partitioned variant always keeps
-  // its halo buffers in host memory (partitioned buffers must be host-accessible).
+  // divides its halo length (partitions are equal-sized).
   int partitions = 1;
 };
 

@@ -3,10 +3,12 @@
 //
 //   mpirun -np 4 jacobi [--device host|cuda] [--variant classic|mpix|partitioned|both|all]
 //                       [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K] [--tol T]
-//                       [--partitions P] [--check]
+//                       [--partitions P] [--halo-buffers device|host] [--check]
 //
 // --variant both: classic and mpix; all (the default): the three of them.
 // --partitions P: the partitioned variant's send partitions per halo (at most; see Params).
+// --halo-buffers host: the packed halos in page-locked host memory that the kernels write and
+// read directly (GPU devices; the default is device memory, like the field).
 // --check: rank 0 also runs the serial reference and compares: the field must be bitwise
 // identical (every implementation performs the same operations per point, stencil.hpp); the
 // residuals may differ by the rounding of a sum taken in another order (see residuals_agree).
@@ -30,7 +32,8 @@ void usage() {
   std::fprintf(stderr,
                "usage: jacobi [--device host|cuda] [--variant classic|mpix|partitioned|both|all]\n"
                "              [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K]\n"
-               "              [--tol T] [--partitions P] [--check]\n");
+               "              [--tol T] [--partitions P] [--halo-buffers device|host]\n"
+               "              [--check]\n");
 }
 
 // Residual^2 is a sum of n = NX*NY non-negative terms computed from bitwise-equal fields. Any
@@ -108,7 +111,11 @@ int main(int argc, char **argv) {
     else if (a == "--check-every") p.check_every = std::atoi(argv[++i]);
     else if (a == "--tol") p.tol = std::atof(argv[++i]);
     else if (a == "--partitions") p.partitions = std::atoi(argv[++i]);
-    else ok = false;
+    else if (a == "--halo-buffers") {
+      const std::string b = argv[++i];
+      ok = b == "device" || b == "host";
+      p.host_halos = b == "host";
+    } else ok = false;
     if (!ok) {
       if (rank == 0) usage();
       MPI_Finalize();

@@ -279,10 +279,10 @@ Result solve(MPI_Comm comm, const Params &p, Device &dev) {
   const int checks = p.iters / p.check_every;
   s.u = Buffer(dev, cells, false);
   s.unew = Buffer(dev, cells, false);
-  // Partitioned buffers must be host-accessible: the partitioned variant always uses host ones.
-  const bool host_halos = p.host_halos || p.variant == Variant::partitioned;
-  s.send = Buffer(dev, d.halo_total(), host_halos);
-  s.recv = Buffer(dev, d.halo_total(), host_halos);
+  // Device halos of the partitioned variant go GPU to GPU partition by partition where the two
+  // ranks share a node (docs/partitioned.md), and are staged through host memory elsewhere.
+  s.send = Buffer(dev, d.halo_total(), p.host_halos);
+  s.recv = Buffer(dev, d.halo_total(), p.host_halos);
   if (p.variant == Variant::classic && !dev.host_accessible() && !p.host_halos) {
     s.send_h = Buffer(dev, d.halo_total(), true);
     s.recv_h = Buffer(dev, d.halo_total(), true);

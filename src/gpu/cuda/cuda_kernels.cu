@@ -27,15 +27,33 @@ __global__ void wait_word(const volatile unsigned long long *word, unsigned long
 }
 
 // One run's blocks, by the threads of one CUDA block, in words of W bytes (every address of the
-// run is a multiple of sizeof(W)).
+// run is a multiple of sizeof(W)). A single block skips the row arithmetic (a 64-bit division per
+// word).
 template <class W>
 __device__ void copy_run(char *dst, const char *src, const CopyRun &r) {
-  const unsigned long long words = r.len / sizeof(W), total = words * r.count;
+  const unsigned long long words = r.len / sizeof(W);
+  if (r.count == 1) {
+    W *d = reinterpret_cast<W *>(dst + r.offset);
+    const W *s = reinterpret_cast<const W *>(src + r.offset);
+    for (unsigned long long i = threadIdx.x; i < words; i += blockDim.x) d[i] = s[i];
+    return;
+  }
+  const unsigned long long total = words * r.count;
   for (unsigned long long i = threadIdx.x; i < total; i += blockDim.x) {
     const unsigned long long row = i / words, col = i - row * words;
     const unsigned long long off = r.offset + row * r.stride + col * sizeof(W);
     *reinterpret_cast<W *>(dst + off) = *reinterpret_cast<const W *>(src + off);
   }
+}
+
+// copy_run in the widest words that @p align (every address, length and stride of the run or'ed
+// together) allows.
+__device__ void copy_run_widest(char *dst, const char *src, const CopyRun &r,
+                                unsigned long long align) {
+  if (align % 16 == 0) copy_run<uint4>(dst, src, r);
+  else if (align % 8 == 0) copy_run<unsigned long long>(dst, src, r);
+  else if (align % 4 == 0) copy_run<unsigned int>(dst, src, r);
+  else copy_run<unsigned char>(dst, src, r);
 }
 
 // A CUDA block per run at a time. Runs of one typemap never overlap where it matters: a
@@ -53,9 +71,7 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
     const unsigned long long a = r.offset | r.len | (r.count > 1 ? r.stride : 0) |
                                  reinterpret_cast<unsigned long long>(dst) |
                                  reinterpret_cast<unsigned long long>(src);
-    if (a % 8 == 0) copy_run<unsigned long long>(dst, src, r);
-    else if (a % 4 == 0) copy_run<unsigned int>(dst, src, r);
-    else copy_run<unsigned char>(dst, src, r);
+    copy_run_widest(dst, src, r, a);
   }
   // A gather into host memory is read by the agent once the stream's trigger is written.
   __threadfence_system();
@@ -71,19 +87,8 @@ __global__ void copy_piece_list(const CopyPiece *pieces, unsigned long long n) {
     if (threadIdx.x == 0) piece = pieces[i];
     __syncthreads();
     const CopyPiece p = piece;
-    char *dst = reinterpret_cast<char *>(p.dst);
-    const char *src = reinterpret_cast<const char *>(p.src);
-    const unsigned long long a = p.dst | p.src | p.len;
-    if (a % 16 == 0) {
-      for (unsigned long long k = threadIdx.x; k < p.len / 16; k += blockDim.x)
-        reinterpret_cast<uint4 *>(dst)[k] = reinterpret_cast<const uint4 *>(src)[k];
-    } else if (a % 8 == 0) {
-      for (unsigned long long k = threadIdx.x; k < p.len / 8; k += blockDim.x)
-        reinterpret_cast<unsigned long long *>(dst)[k] =
-            reinterpret_cast<const unsigned long long *>(src)[k];
-    } else {
-      for (unsigned long long k = threadIdx.x; k < p.len; k += blockDim.x) dst[k] = src[k];
-    }
+    copy_run_widest(reinterpret_cast<char *>(p.dst), reinterpret_cast<const char *>(p.src),
+                    CopyRun{0, p.len, 0, 1}, p.dst | p.src | p.len);
   }
 }
 
