@@ -8,6 +8,10 @@
 //   enqueue-kernel  the same with mpix_trigger=kernel (1-thread store / spin kernels)
 //   nccl            ncclSend / ncclRecv on the stream (built when NCCL is found; D D only)
 //   isend-cpu       not a latency: the median host time of one MPIX_Isend_enqueue call (us)
+//   exchange-cpu    not a latency: a halo exchange per iteration on both ranks (the kernel,
+//                   MPIX_Irecv_enqueue, MPIX_Isend_enqueue, MPIX_Waitall_enqueue of the two),
+//                   the median host time of each call and of the iteration; returns the
+//                   iteration's (us)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -157,6 +161,57 @@ double isend_cpu(const Options &o, std::size_t size, int iters, int warmup) {
   return med;
 }
 
+// Host cost of a halo exchange as codes write it: each rank, every iteration, launches the
+// kernel that writes its message, then MPIX_Irecv_enqueue from the peer, MPIX_Isend_enqueue to
+// it and one MPIX_Waitall_enqueue of the two, and never waits inside the loop (a stream
+// synchronize every 64 iterations bounds what is in flight). Prints the medians of each call.
+double exchange_cpu(const Options &o, std::size_t size, int iters, int warmup) {
+  GpuCtx &g = gpu_ctx(o);
+  g.reserve(size, 1);
+  MPI_Comm comm = g.comm_for("memop");
+  const int n = static_cast<int>(size);
+  std::vector<double> t_kernel, t_recv, t_send, t_wait, t_iter;
+  using C = std::chrono::steady_clock;
+  auto us = [](C::time_point a, C::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  };
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < iters + warmup; ++i) {
+    MPI_Request r[2];
+    const auto a = C::now();
+    cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
+    const auto b = C::now();
+    check(MPIX_Irecv_enqueue(g.rbuf, n, MPI_BYTE, g.peer, 4, comm, &r[0]), "MPIX_Irecv_enqueue");
+    const auto c = C::now();
+    check(MPIX_Isend_enqueue(g.sbuf, n, MPI_BYTE, g.peer, 4, comm, &r[1]), "MPIX_Isend_enqueue");
+    const auto d = C::now();
+    check(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+    const auto e = C::now();
+    if (i >= warmup) {
+      t_kernel.push_back(us(a, b));
+      t_recv.push_back(us(b, c));
+      t_send.push_back(us(c, d));
+      t_wait.push_back(us(d, e));
+      t_iter.push_back(us(a, e));
+    }
+    if ((i + 1) % 64 == 0) host_wait(g.s);
+  }
+  host_wait(g.s);
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto med = [](std::vector<double> &v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double it = med(t_iter);
+  if (g.rank == 0)
+    std::printf(
+        "# exchange-cpu %zu B, medians of %zu iterations (us): kernel launch %.3f, "
+        "MPIX_Irecv_enqueue %.3f, MPIX_Isend_enqueue %.3f, MPIX_Waitall_enqueue(2) %.3f, "
+        "iteration %.3f\n",
+        size, t_iter.size(), med(t_kernel), med(t_recv), med(t_send), med(t_wait), it);
+  return it;
+}
+
 LatencyFn gpu_only(const char *name, LatencyFn f) {
   return [name, f](const Options &o, std::size_t s, int i, int w) {
     if (o.device != "cuda") {
@@ -184,6 +239,7 @@ void register_gpu_latency_modes(std::map<std::string, LatencyFn> &modes) {
         return enqueue_latency(o, "kernel", s, i, w);
       });
   modes["isend-cpu"] = gpu_only("isend-cpu", isend_cpu);
+  modes["exchange-cpu"] = gpu_only("exchange-cpu", exchange_cpu);
   register_nccl_latency(modes);
 }
 

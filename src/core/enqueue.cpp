@@ -71,7 +71,7 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
     if (!fuse_in) return ex.wait_value(done_word, done_value);
     *copied_in = true;
     return stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
-                                 s.peek_next_threshold());
+                                 s.peek_next_threshold(), nullptr, 0);
   }
   MPIX_TRY(fault_point("trigger_and_wait"));
   const StreamMemOp ops[2] = {{StreamMemOp::write, fire.word, fire.value},
@@ -249,25 +249,43 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       // Receives that may complete a peer's send (Stager::waits_first) wait and copy in
       // before the others wait, after any deferred trigger.
       if (!waits_first.empty()) MPIX_TRY(flush_deferred_trigger(s, *ex));
+      // Deferred triggers of these (or earlier) ops go first, in the batch of the other waits.
+      const uint64_t t = s.take_deferred();
+      if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
+      const StreamMemOp *first = waits.data() + (t ? 0 : 1);
+      const std::size_t n = waits.size() - (t ? 0 : 1);
+      // Without a trigger to write, the other waits ride in the last fused kernel of the group
+      // (after its copy: a waits_first receive's copy must not wait for them), instead of a
+      // stream operation of their own: a halo exchange's Waitall of {receive, send} is then one
+      // kernel launch. The kernel takes few waits; the backend batches the rest after it.
+      int carrier = -1;
+      if (!t && n > 0) {
+        if (!fused.empty()) carrier = fused.back();
+        else if (!waits_first.empty() && ops[waits_first.back()]->stager->fuses_copy_in(*ex))
+          carrier = waits_first.back();
+      }
+      auto fused_copy = [&](int k) -> Status {
+        const bool carries = k == carrier;
+        MPIX_TRY(ops[k]->stager->wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value,
+                                                  s.trigger_word(), s.peek_next_threshold(),
+                                                  carries ? first : nullptr, carries ? n : 0));
+        s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
+        return {};
+      };
       for (int k : waits_first) {
         Stager &g = *ops[k]->stager;
         if (g.fuses_copy_in(*ex)) {
-          MPIX_TRY(g.wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(),
-                                      s.peek_next_threshold()));
-          s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
+          MPIX_TRY(fused_copy(k));
         } else {
           MPIX_TRY(ex->wait_value(ops[k]->done.word, ops[k]->done_value));
           s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
           MPIX_TRY(g.after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
         }
       }
-      // Deferred triggers of these (or earlier) ops go first, in the same call.
-      const uint64_t t = s.take_deferred();
-      if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
-      const StreamMemOp *first = waits.data() + (t ? 0 : 1);
-      const std::size_t n = waits.size() - (t ? 0 : 1);
-      if (n) MPIX_TRY(ex->batch(first, n));
-      s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
+      if (n && carrier < 0) MPIX_TRY(ex->batch(first, n));
+      // Noted in the order the stream waits: after the carrier's own wait where it carries them.
+      const bool late = carrier >= 0 && !fused.empty();
+      if (!late) s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
       std::size_t next_fused = 0;
       std::size_t next_first = 0;
       for (int k = i; staged && k < end; ++k) {
@@ -278,13 +296,12 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         }
         if (next_fused < fused.size() && fused[next_fused] == k) {
           ++next_fused;
-          MPIX_TRY(ops[k]->stager->wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value,
-                                                    s.trigger_word(), s.peek_next_threshold()));
-          s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
+          MPIX_TRY(fused_copy(k));
         } else {
           MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
         }
       }
+      if (late) s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
     }
     for (int k = i; k < end; ++k) {
       if (!ops[k]) continue;

@@ -34,6 +34,7 @@ struct Op;
 class Backend;
 class ExecStream;
 class Provider;
+struct StreamMemOp;
 
 // How one op's staged buffers are copied, chosen once per op by staging_setup:
 //   StreamStager    (staging/stream_stager.hpp): the stream copies, out before the op's trigger,
@@ -76,18 +77,22 @@ class Stager {
   }
   // The completion wait and the copies in as one stream operation (a kernel that spins on the
   // completion word, then copies): whether this op can on @p ex, and doing it in place of the
-  // wait for *@p done_word to reach @p done_value followed by after_wait.
+  // wait for *@p done_word to reach @p done_value followed by after_wait. The stream then also
+  // waits for the @p nthen waits of @p then (ExecStream::wait_then_copy_prefix).
   virtual bool fuses_copy_in(ExecStream &ex) const {
     (void)ex;
     return false;
   }
   virtual Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
-                                  const uint64_t *trigger_word, uint64_t next_threshold) {
+                                  const uint64_t *trigger_word, uint64_t next_threshold,
+                                  const StreamMemOp *then, std::size_t nthen) {
     (void)ex;
     (void)done_word;
     (void)done_value;
     (void)trigger_word;
     (void)next_threshold;
+    (void)then;
+    (void)nthen;
     return make_status(MPI_ERR_INTERN, "this stager cannot fuse its copy in");
   }
   // Whether before_wait puts copies on the stream (a deferred trigger must then go first).

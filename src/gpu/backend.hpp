@@ -35,6 +35,15 @@ struct StreamMemOp {
   bool device_word = false;
 };
 
+// Waits a GPU backend's fused receive kernel makes after its copy (ExecStream::
+// wait_then_copy_prefix): the first n of word (device addresses) until each reaches its value.
+// A kernel argument, passed by value.
+struct ThenWaits {
+  uint64_t word[4];
+  uint64_t value[4];
+  unsigned n;
+};
+
 // One native stream, driven in stream order.
 class ExecStream {
  public:
@@ -114,12 +123,17 @@ class ExecStream {
   }
   // A staged receive's two steps as one: wait until *@p word reaches @p value, then
   // copy_prefix_async(@p dst, @p src, @p max_bytes, @p len_word) (one kernel that spins, then
-  // copies, where can_fuse_copy and can_copy_prefix say so).
+  // copies, where can_fuse_copy and can_copy_prefix say so); then the @p nthen waits of
+  // @p then (other requests of one MPIX_Waitall_enqueue), which the same kernel makes after its
+  // copy where it can (at most kMaxThenWaits), instead of a stream operation of their own.
+  static constexpr std::size_t kMaxThenWaits = sizeof(ThenWaits::word) / sizeof(uint64_t);
   virtual Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst,
                                        const void *src, std::size_t max_bytes,
-                                       const uint64_t *len_word) {
-    Status st = wait_value(word, value);
-    return st.is_ok() ? copy_prefix_async(dst, src, max_bytes, len_word) : st;
+                                       const uint64_t *len_word, const StreamMemOp *then,
+                                       std::size_t nthen) {
+    MPIX_TRY(wait_value(word, value));
+    MPIX_TRY(copy_prefix_async(dst, src, max_bytes, len_word));
+    return nthen ? batch(then, nthen) : Status{};
   }
   // Blocks the calling thread until all work enqueued so far has run.
   virtual Status synchronize() = 0;

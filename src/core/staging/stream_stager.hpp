@@ -33,7 +33,8 @@ class StreamStager : public Stager {
   // A receive copied in by its length, small enough for one kernel.
   bool fuses_copy_in(ExecStream &ex) const override;
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
-                          const uint64_t *trigger_word, uint64_t next_threshold) override;
+                          const uint64_t *trigger_word, uint64_t next_threshold,
+                          const StreamMemOp *then, std::size_t nthen) override;
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;

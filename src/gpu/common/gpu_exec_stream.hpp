@@ -256,16 +256,33 @@ class GpuExecStream final : public ExecStream {
   }
 
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
-                               std::size_t max_bytes, const uint64_t *len_word) override {
+                               std::size_t max_bytes, const uint64_t *len_word,
+                               const StreamMemOp *then, std::size_t nthen) override {
     if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word))
-      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word);
+      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
+                                               nthen);
     uint64_t dev_word = 0;
     MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(word), &dev_word));
-    DeviceGuard<Api> g(device_);
-    MPIX_TRY(g.status());
-    return Api::wait_copy_prefix_kernel(s_, dev_word, value, dst, src, max_bytes, len_word,
-                                        fuse_slot_,
-                                        fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1);
+    // The other waits go into the kernel where they are few and all waits (a deferred trigger
+    // write keeps its stream operation), else into a batch after it.
+    ThenWaits tw{};
+    bool fold = nthen <= kMaxThenWaits;
+    for (std::size_t i = 0; fold && i < nthen; ++i) {
+      fold = then[i].kind == StreamMemOp::wait;
+      if (!fold) break;
+      if (then[i].device_word) tw.word[i] = reinterpret_cast<uint64_t>(then[i].word);
+      else fold = signals_->device_address(then[i].word, &tw.word[i]).is_ok();
+      tw.value[i] = then[i].value;
+    }
+    tw.n = fold ? static_cast<unsigned>(nthen) : 0;
+    {
+      DeviceGuard<Api> g(device_);
+      MPIX_TRY(g.status());
+      MPIX_TRY(Api::wait_copy_prefix_kernel(
+          s_, dev_word, value, dst, src, max_bytes, len_word, fuse_slot_,
+          fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1, tw));
+    }
+    return fold || nthen == 0 ? Status{} : batch(then, nthen);
   }
 
   Status synchronize() override {

@@ -118,10 +118,12 @@ struct CudaApi {
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
-  // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in).
+  // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in), then spins
+  // until each of @p then's words reaches its value.
   static Status wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
-                                        const uint64_t *len_word, int slot, uint64_t ticket);
+                                        const uint64_t *len_word, int slot, uint64_t ticket,
+                                        const ThenWaits &then);
   // A fused receive larger than one block runs on a grid whose blocks meet in device words of
   // their stream's own (@p slot, from fuse_slot_acquire; -1: one block), told apart per launch
   // by @p ticket (a new value each time on the slot). Slots are never given back: a process

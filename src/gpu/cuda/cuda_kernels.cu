@@ -183,6 +183,19 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
   }
 }
 
+// The waits of ThenWaits by one thread, after its kernel's copy (the kernel's stream goes on
+// once all are reached), then a system fence as after a stream memory operation's wait.
+__device__ void wait_then(const ThenWaits &then) {
+  if (then.n == 0) return;
+  for (unsigned i = 0; i < then.n; ++i) {
+    const volatile unsigned long long *w =
+        reinterpret_cast<const volatile unsigned long long *>(then.word[i]);
+    while (static_cast<long long>(*w - then.value[i]) < 0) {
+    }
+  }
+  __threadfence_system();
+}
+
 // A staged receive's completion wait and copy in as one kernel: in each block one thread spins
 // on the completion word (one host-memory reader per block), the block meets, then its threads
 // copy their share of the message's prefix as copy_prefix does.
@@ -195,7 +208,7 @@ constexpr unsigned kSpeculate = 4096;
 
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
                                char *dst, const char *src, unsigned long long max,
-                               volatile unsigned long long *len) {
+                               volatile unsigned long long *len, ThenWaits then) {
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
   if (threadIdx.x == 0) {
@@ -223,6 +236,9 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
                                : src;
   copy_bytes(dst, at, n);
   announce_copied(len, from, nullptr);
+  // After the copy and its announcement: a send these wait for may complete only once the
+  // peer has copied a message of ours (Stager::waits_first).
+  if (threadIdx.x == 0) wait_then(then);
 }
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
@@ -235,7 +251,7 @@ __device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][4];
 __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
                                     unsigned long long value, char *dst, const char *src,
                                     unsigned long long max, volatile unsigned long long *len,
-                                    int slot, unsigned long long ticket) {
+                                    int slot, unsigned long long ticket, ThenWaits then) {
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
@@ -262,6 +278,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
   announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
+  if (blockIdx.x == 0 && threadIdx.x == 0) wait_then(then);  // as in wait_then_copy
 }
 
 __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long max,
@@ -310,7 +327,8 @@ Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::s
 
 Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
-                                        const uint64_t *len_word, int slot, uint64_t ticket) {
+                                        const uint64_t *len_word, int slot, uint64_t ticket,
+                                        const ThenWaits &then) {
   // A block per 4 KiB, up to 16: the copy reads pinned host memory, whose latency the loads of
   // many blocks in flight hide.
   const std::size_t want = (max_bytes + 4095) / 4096;
@@ -319,14 +337,15 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
     wait_then_copy_grid<<<blocks, 256, 0, s>>>(
         reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
         static_cast<const char *>(src), max_bytes,
-        reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), slot, ticket);
+        reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), slot, ticket,
+        then);
     MPIX_CUDA_CHECK(cudaGetLastError());
     return {};
   }
   wait_then_copy<<<1, 256, 0, s>>>(
       reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
       static_cast<const char *>(src), max_bytes,
-      reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)));
+      reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), then);
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }

@@ -220,7 +220,8 @@ Status HipApi::copy_write_kernel(stream_t, void *, const void *, std::size_t, ui
 int HipApi::fuse_slot_acquire() { return -1; }
 
 Status HipApi::wait_copy_prefix_kernel(stream_t, uint64_t, uint64_t, void *, const void *,
-                                       std::size_t, const uint64_t *, int, uint64_t) {
+                                       std::size_t, const uint64_t *, int, uint64_t,
+                                       const ThenWaits &) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "a fused wait and copy needs mpix's HIP kernels (build with hipcc)");
 }
