@@ -1,5 +1,6 @@
 #include "core/staging/stream_stager.hpp"
 
+#include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/staging/staging_settings.hpp"
 #include "gpu/backend.hpp"
@@ -10,9 +11,27 @@ Status StreamStager::before_trigger(ExecStream &ex, uint64_t *trigger_word, uint
   (void)trigger_word;
   (void)first;
   for (int i = 0; i < b_.nout; ++i) MPIX_TRY(copy_to_bounce(ex, b_.out[i]));
-  // A receive not clipped at its length: the bytes past the message go back unchanged.
-  if (b_.short_ok && !clip_) MPIX_TRY(copy_to_bounce(ex, b_.in));
+  // A receive not clipped at its length: the bytes past the message go back unchanged. A dense
+  // one has the agent copy only those, once it knows them (keep_tail): copying the whole
+  // receive buffer out before every receive cost a large one's stream a device-to-host copy of
+  // its size, for the rare shorter message.
+  if (b_.short_ok && !clip_ && !keeps_tail()) MPIX_TRY(copy_to_bounce(ex, b_.in));
   return {};
+}
+
+Status StreamStager::keep_tail(const MPI_Status &st) {
+  if (!keeps_tail() || tail_kept_) return {};
+  tail_kept_ = true;
+  const int err = st.MPI_ERROR;
+  uint64_t n = err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE ? received_bytes(st) : 0;
+  const StagedCopy &c = b_.in;
+  if (n >= c.bytes) return {};
+  return b_.be->copy_sync(c.bounce + n, c.user + n, static_cast<std::size_t>(c.bytes - n));
+}
+
+Status StreamStager::on_complete(const MPI_Status &st, bool *copying) {
+  *copying = false;
+  return keep_tail(st);
 }
 
 Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
@@ -69,6 +88,13 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
 }
 
 void StreamStager::on_done(const MPI_Status &st) {
+  // An op that failed before the network finished it (never posted) has not kept its tail.
+  if (keeps_tail() && !tail_kept_) {
+    Status ts = keep_tail(st);
+    if (!ts.is_ok())
+      MPIX_LOG(error, "staging", "a failed receive's buffer may be overwritten: %s",
+               ts.what().c_str());
+  }
   if (!b_.len_word) return;
   // Already in place (direct_target): the stream's copy in copies nothing. A message to copy
   // from elsewhere (deliver_from) has its length and source stored already.

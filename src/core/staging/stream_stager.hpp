@@ -1,6 +1,9 @@
 // The stream copies (core/stager.hpp): a send's copy out of device memory before its trigger,
 // a receive's copy in after its completion wait, in stream order. The agent then makes no GPU
-// call for the op (docs/guide.md, "Who copies").
+// call for the op (docs/guide.md, "Who copies") but one: a dense receive copied in whole (not
+// by its length) that gets a shorter message has the rest of its bounce buffer filled from the
+// receive buffer by the agent, before the completion word, so that the copy in writes those
+// bytes back unchanged (keep_tail).
 #pragma once
 
 #include <atomic>
@@ -18,7 +21,9 @@ class StreamStager : public Stager {
   // copies; ExecStream::wait_then_copy_prefix): MPIX_STAGING_FUSE_IN_MAX.
   static std::size_t fused_copy_in_max();
   // @p clip: a receive copied in by its received length (the stream reads it at run time);
-  // without, the copy out fills the bounce buffer from the receive buffer first. @p direct: a
+  // without, the bytes past the message are copied into the bounce buffer first: the whole
+  // receive buffer by the stream before the trigger where the datatype has gaps, only the
+  // bytes past a shorter message by the agent once it has come where it is dense. @p direct: a
   // clipped receive that may get a GPU-direct message (Provider::may_deliver_device), which
   // its copy in then takes from the sender's memory (deliver_from) and announces in
   // copied_word (ExecStream::copy_prefix_async).
@@ -35,6 +40,7 @@ class StreamStager : public Stager {
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                           const uint64_t *trigger_word, uint64_t next_threshold,
                           const StreamMemOp *then, std::size_t nthen) override;
+  Status on_complete(const MPI_Status &st, bool *copying) override;
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;
@@ -47,12 +53,17 @@ class StreamStager : public Stager {
   // Claims the one copy in (a queue request stays user-visible: a host MPI_Wait after the
   // stream's copy must not copy again, over what later stream work wrote to the buffer).
   bool claim_copy_in() { return b_.has_in && !copied_in_.exchange(true); }
+  // A dense receive copied in whole: the bytes past the message of @p st (all, where it
+  // failed) copied from the receive buffer into the bounce buffer, once (agent thread).
+  bool keeps_tail() const { return b_.has_in && b_.short_ok && !clip_ && !b_.in.runs; }
+  Status keep_tail(const MPI_Status &st);
 
   StagedBuffers b_;
   const bool clip_;
   const bool direct_;
   bool delivered_ = false;  // agent thread: the message went straight into the user's buffer
   bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
+  bool tail_kept_ = false;  // agent thread: keep_tail ran
   std::atomic<bool> copied_in_{false};
 };
 
