@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "base/log.hpp"
+#include "base/tls_fast.hpp"
 
 namespace mpix {
 namespace {
@@ -302,7 +303,31 @@ bool to_layout(const Runs &runs, i64 tlb, i64 span, TypeLayout *out) {
   return true;
 }
 
+// The dense predefined datatypes a thread staged lately, by handle, with their size: a
+// predefined type is never freed, so its handle names it for the whole run, and the layout of a
+// count of it needs no MPI call (three extent queries and an envelope each time, before).
+struct DenseNamed {
+  MPI_Datatype dt;
+  i64 size;
+};
+constexpr int kDenseNamedSlots = 4;
+MPIX_TLS_FAST thread_local DenseNamed t_dense_named[kDenseNamedSlots];
+MPIX_TLS_FAST thread_local unsigned t_dense_named_next;
+
+const DenseNamed *dense_named_find(MPI_Datatype dt) {
+  for (const DenseNamed &d : t_dense_named)
+    if (d.dt == dt && d.size > 0) return &d;
+  return nullptr;
+}
+
 Status layout_common(int count, MPI_Datatype dt, bool mask_only, TypeLayout *out) {
+  if (!mask_only)
+    if (const DenseNamed *d = dense_named_find(dt)) {
+      out->lb = 0;
+      out->span = count > 0 ? static_cast<std::size_t>(d->size * count) : 0;
+      out->runs.clear();
+      return {};
+    }
   Extents e;
   MPIX_TRY(extents(dt, &e));
   if (e.ext < 0 || e.text < 0)
@@ -316,7 +341,11 @@ Status layout_common(int count, MPI_Datatype dt, bool mask_only, TypeLayout *out
   const i64 span = e.text + (count - 1) * e.ext;
   out->span = static_cast<std::size_t>(span);
   // The fast path: a predefined type without holes, elements back to back.
-  if (!mask_only && e.size == e.text && (count == 1 || e.ext == e.size) && is_named(dt)) return {};
+  if (!mask_only && e.size == e.text && (count == 1 || e.ext == e.size) && is_named(dt)) {
+    if (e.ext == e.size && e.tlb == 0)
+      t_dense_named[t_dense_named_next++ % kDenseNamedSlots] = DenseNamed{dt, e.size};
+    return {};
+  }
   Runs runs;
   if (!mask_only) {
     Runs elem;

@@ -1,5 +1,7 @@
 #include "core/staging/bounce_pool.hpp"
 
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -34,19 +36,10 @@ class Pool {
     {
       std::lock_guard<std::mutex> lk(mu_);
       auto it = free_.find(Key{be, device, cap});
-      if (it != free_.end()) {
-        auto &v = it->second;
-        // Newest first: a buffer released a moment ago is likely still in the CPU caches.
-        for (std::size_t i = v.size(); i-- > 0;) {
-          // A buffer whose stream may still copy out of it is skipped, not waited for.
-          if (v[i].word && !reached(load_signal(v[i].word), v[i].value)) continue;
-          *out = v[i].b;
-          v[i] = v.back();
-          v.pop_back();
-          --cached_;
-          ++in_use_;
-          return {};
-        }
+      if (it != free_.end() && take(it->second, out)) {
+        --cached_;
+        ++in_use_;
+        return {};
       }
     }
     void *p = nullptr;
@@ -63,7 +56,9 @@ class Pool {
 
   void release(const Bounce &b, const uint64_t *word, uint64_t value) {
     std::lock_guard<std::mutex> lk(mu_);
-    free_[Key{b.be, b.device, b.cap}].push_back(Entry{b, word, value});
+    Class &c = free_[Key{b.be, b.device, b.cap}];
+    if (word) c.pending.push_back(Entry{b, word, value});
+    else c.ready.push_back(b);
     --in_use_;
     ++cached_;
   }
@@ -113,9 +108,49 @@ class Pool {
     const uint64_t *word;
     uint64_t value;
   };
+  // The free buffers of one size class: those nothing touches any more, newest last (a buffer
+  // released a moment ago is likely still in the CPU caches), and those whose stream may still
+  // copy out of them, in release order (the oldest are the likeliest to be free by now).
+  struct Class {
+    std::vector<Bounce> ready;
+    std::deque<Entry> pending;
+  };
+
+  // A free buffer of @p c into *@p out, if one is: the newest ready one; with none, after
+  // moving the pending ones whose stream has passed them to ready (the oldest few, and only
+  // where that finds none, all of them; a pending one is skipped, never waited for). mu_ held.
+  static bool take(Class &c, Bounce *out) {
+    constexpr std::size_t kReapFirst = 8;
+    if (c.ready.empty()) reap(c, kReapFirst);
+    if (c.ready.empty() && c.pending.size() > kReapFirst) reap(c, c.pending.size());
+    if (c.ready.empty()) return false;
+    *out = c.ready.back();
+    c.ready.pop_back();
+    return true;
+  }
+  // Moves the pending buffers among the first @p n whose stream passed them to ready, keeping
+  // the order of the others.
+  static void reap(Class &c, std::size_t n) {
+    n = n < c.pending.size() ? n : c.pending.size();
+    // The common case: the oldest are free, in order.
+    while (n > 0 && reached(load_signal(c.pending.front().word), c.pending.front().value)) {
+      c.ready.push_back(c.pending.front().b);
+      c.pending.pop_front();
+      --n;
+    }
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Entry &e = c.pending[i];
+      if (reached(load_signal(e.word), e.value)) c.ready.push_back(e.b);
+      else c.pending[kept++] = e;
+    }
+    c.pending.erase(c.pending.begin() + static_cast<std::ptrdiff_t>(kept),
+                    c.pending.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+
   using Key = std::tuple<Backend *, int, std::size_t>;
   std::mutex mu_;
-  std::map<Key, std::vector<Entry>> free_;
+  std::map<Key, Class> free_;
   std::vector<void *> aside_;  // device memory alloc_unexported did not use
   std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
 };
