@@ -7,6 +7,11 @@
 #   mps_restart        restarts CUDA MPS (a run killed by its timeout leaves it unusable)
 #   gpu_tests [REGEX]  every ctest of label gpu (but those REGEX matches), one at a time, 60 s
 #                      each, while left: $out/ctest_gpu.log and ctest_summary.txt, one log line
+#   build_old TARGET.. builds the tree in old/ into build-old (Release, CUDA), only TARGETs, for an
+#                      old/new comparison in one call. The device's copy of the checkout has no
+#                      git history to archive from: make old/ here first (git archive REV | tar x
+#                      -C old; rm -r old/docs), list /old/ in .git/info/exclude and pass it in
+#                      the run's carry list.
 # and on sourcing: records the machine, starts CUDA MPS (one GPU: the two ranks share it), builds
 # build-gpu (Release, CUDA, sm_90) and, at exit, stops MPS and packs $out into results.tgz.
 out=${OUT:?set OUT to the result folder}
@@ -44,4 +49,11 @@ gpu_tests() {
     rc=$?; echo "$t rc=$rc" >> "$out/ctest_summary.txt"; [ $rc -eq 0 ] || mps_restart
   done
   log "gpu tests: $(grep -c 'rc=0' "$out/ctest_summary.txt") of $(grep -c . "$out/ctest_summary.txt") passed"
+}
+build_old() {
+  [ -d old ] || { log "build_old: no old/ (carry it)"; return 1; }
+  cmake -S old -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPIX_ENABLE_CUDA=ON \
+    -DMPIX_ENABLE_HIP=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/configure_old.log" 2>&1 &&
+    cmake --build build-old -j "$(nproc)" --target "$@" > "$out/build_old.log" 2>&1
+  local rc=$?; log "old built rc=$rc"; return $rc
 }
