@@ -46,11 +46,21 @@ bool handoff_yield_on() {
 
 }  // namespace
 
-bool few_cpus_here() {
+int cpus_here() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
-  return CPU_COUNT(&set) < 4;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
+
+bool few_cpus_here() {
+  const int n = cpus_here();
+  return n > 0 && n < 4;
+}
+
+bool one_cpu_here() {
+  static const bool one = cpus_here() == 1;
+  return one;
 }
 
 void handoff_yield() {
@@ -78,6 +88,7 @@ void Backoff::reset() {
 
 void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
   static const bool few_cpus = few_cpus_here();
+  static const bool one_cpu = one_cpu_here();
   if (phase_ < 2 && (++count_ & 63) == 0) {
     auto waited = std::chrono::steady_clock::now() - start_;
     if (waited > spin_ + (busy ? busy_yield_ : yield_)) phase_ = 2;
@@ -85,7 +96,9 @@ void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
   }
   switch (phase_) {
     case 0:
-      cpu_relax();
+      // On one CPU a spin only delays the thread this one waits for: yield instead.
+      if (one_cpu) sched_yield();
+      else cpu_relax();
       break;
     case 1:
       // Busy: a large message moves only while both ranks call MPI (Open MPI's shared-memory
@@ -94,7 +107,9 @@ void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
       // thread sharing the core still gets it.
       // Only small messages in flight on few CPUs: yield at every poll (they need the threads
       // that share this core, not this one in MPI).
-      if (busy && busy_poll_.count() > 0 && (large || !few_cpus)) {
+      // On one CPU the thread that shares it is this process's own (the user's, a host
+      // stream's worker): yield at every poll.
+      if (busy && busy_poll_.count() > 0 && (large || !few_cpus) && !one_cpu) {
         const auto now = std::chrono::steady_clock::now();
         if (now - last_yield_ < busy_poll_) {
           cpu_relax();

@@ -46,9 +46,15 @@ Notifier &notifier();
 // reader sharing this core runs now instead of after this thread's next spin
 // (MPIX_HANDOFF_YIELD).
 void handoff_yield();
+// How many CPUs this process may run on (its affinity mask; 0 if unknown).
+int cpus_here();
 // Whether this process may run on fewer than 4 CPUs (its affinity mask): its threads and the
 // other ranks' then share cores, and a thread that keeps polling delays the others.
 bool few_cpus_here();
+// Whether it may run on one CPU only (e.g. `mpirun --bind-to core`, Open MPI's default for two
+// ranks): every mpix thread then waits by yielding, never by spinning (a spin holds the only
+// CPU from the thread it waits for until the scheduler preempts it).
+bool one_cpu_here();
 
 // Spin -> yield -> sleep escalation for one waiting episode; reset() when progress is made.
 class Backoff {

@@ -448,6 +448,13 @@ void agent_remove_poller(AgentPoller *p) {
 }
 
 Status agent_make(Provider *prov, Provider *coll, PartPtr<Agent> *out) {
+  // Open MPI binds each of two ranks to one core by default: mpix's threads then share it with
+  // the application's, and every wait must hand that core over (waiter.hpp, one_cpu_here).
+  if (one_cpu_here())
+    MPIX_LOG(warn, "agent",
+             "this process may run on one CPU only (its affinity mask): mpix's agent thread "
+             "shares it with yours, which costs latency and bandwidth; give each rank several "
+             "cores (mpirun --bind-to none, or --bind-to socket / a cpu-set per rank)");
   try {
     out->reset(new Agent(prov, coll));
   } catch (const std::system_error &e) {

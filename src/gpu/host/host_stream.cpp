@@ -84,7 +84,9 @@ struct mpix_host_stream_s {
   void spin_for_work(uint64_t seen) {
     static const auto spin =
         std::chrono::microseconds(mpix::setting_long(mpix::GpuSetting::host_stream_spin_us));
-    if (spin.count() <= 0) return;
+    if (spin.count() <= 0 || mpix::one_cpu_here())
+      return;  // a spin on the only CPU delays
+               // the pusher
     const auto until = std::chrono::steady_clock::now() + spin;
     for (unsigned i = 1; pushed.load(std::memory_order_relaxed) == seen; ++i) {
       mpix::cpu_relax();
