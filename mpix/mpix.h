@@ -491,6 +491,17 @@ int MPIX_Wait(MPIX_Request *request, MPI_Status *status);
 int MPIX_Test(MPIX_Request *request, int *flag, MPI_Status *status);
 
 /**
+ * How @p request's rounds travel (docs/partitioned.md, "Direct rounds"): @p *direct is 1 where
+ * they go direct (one GPU-to-GPU copy by the sender's stream per round), 0 where the agents
+ * carry each partition as a message, -1 while that is not yet known (before the peer's header
+ * or answer is in); @p *host_steps counts the rounds a host thread of mpix's has worked on so
+ * far (each round the agent carried, each direct round pushed by MPIX_Wait / MPIX_Test): 0
+ * for direct rounds driven by streams. Either pointer may be NULL.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle).
+ */
+int MPIX_Request_get_path(MPIX_Request request, int *direct, MPI_Count *host_steps);
+
+/**
  * Frees an inactive request and sets @p *request to MPIX_REQUEST_NULL. A request whose last
  * round was completed with MPIX_Pwait_enqueue is released once its stream has passed that wait.
  * @return MPI_SUCCESS, MPI_ERR_ARG (@p request is a NULL pointer), MPI_ERR_REQUEST

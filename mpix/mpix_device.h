@@ -95,6 +95,10 @@ struct mpix_prequest_s {
                          MPIX_Start_enqueue / MPIX_Pwait_enqueue, before MPIX_Start / MPIX_Wait
                          return otherwise */
   uint64_t *dready; /**< per send partition: the round value a device MPIX_Pready last marked */
+  /** Receive requests whose rounds may go direct (docs/partitioned.md, "Direct rounds"): the
+      device word the sender's stream sets to R once all of round r has arrived; null elsewhere
+      (then only the partition words say what arrived). */
+  uint64_t *darrived;
 };
 
 /* Accesses to the request's words, which live in host memory: relaxed loads that reach the
@@ -243,13 +247,15 @@ MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
   // docs/results-partitioned.md).
   const uint64_t g = *(volatile const uint64_t *)preq->round,
                  a = *(volatile const uint64_t *)preq->words[partition];
+  const uint64_t d = preq->darrived ? *(volatile const uint64_t *)preq->darrived : preq->base;
 #else
   // The acquire on the partition's word orders the data reads that follow the call.
   const uint64_t g = mpix_dev_load(preq->round), a = mpix_dev_load_acquire(preq->words[partition]);
+  const uint64_t d = preq->darrived ? mpix_dev_load_acquire(preq->darrived) : preq->base;
 #endif
   const bool active = ((g - preq->base) & 1u) != 0;
   const uint64_t r = active ? g + 1 : g;
-  if (g != preq->base && (int64_t)(a - r) >= 0) {
+  if (g != preq->base && ((int64_t)(a - r) >= 0 || (preq->darrived && (int64_t)(d - r) >= 0))) {
 #if defined(__CUDACC__)
     __threadfence_system();
 #endif
@@ -264,8 +270,11 @@ MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
     // acquire, the arrival word read after it is at least as new.
     const uint64_t g2 = mpix_dev_load_acquire(preq->round);
     const uint64_t a2 = mpix_dev_load_acquire(preq->words[partition]);
+    const uint64_t d2 = preq->darrived ? mpix_dev_load_acquire(preq->darrived) : preq->base;
     const bool active2 = ((g2 - preq->base) & 1u) != 0;
-    if (g2 != preq->base && (int64_t)(a2 - (active2 ? g2 + 1 : g2)) >= 0) {
+    const uint64_t r2 = active2 ? g2 + 1 : g2;
+    if (g2 != preq->base &&
+        ((int64_t)(a2 - r2) >= 0 || (preq->darrived && (int64_t)(d2 - r2) >= 0))) {
       *flag = 1;
       return MPI_SUCCESS;
     }

@@ -20,12 +20,6 @@ namespace mpix {
 
 namespace {
 
-uint64_t host_hash() {
-  char name[256] = {0};
-  gethostname(name, sizeof name - 1);
-  return static_cast<uint64_t>(std::hash<std::string>{}(name)) | 1;  // 0: unknown
-}
-
 bool gpu_direct_wanted() { return std::strcmp(setting_str(MpiSetting::gpu_direct), "auto") == 0; }
 
 }  // namespace
@@ -54,7 +48,7 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
   MPIX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MPIX_MPI_CHECK(MPI_Comm_size(comm, &size));
   IpcPeerInfo me;
-  me.host = host_hash();
+  me.host = ipc_host_hash();
   me.pid = static_cast<int64_t>(getpid());
   me.device = device;
   // Chunked staging (MPIX_STAGING_CHUNK) has its own protocol on the private tags: not both.
@@ -201,7 +195,7 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
   int size = 0;
   MPIX_MPI_CHECK(MPI_Type_size(op.dt, &size));
   h.bytes = static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count);
-  static const uint64_t host = host_hash();
+  static const uint64_t host = ipc_host_hash();
   h.host = host;
   h.pid = static_cast<int64_t>(getpid());
   Backend *be = ipc.backend;

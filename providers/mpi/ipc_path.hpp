@@ -51,7 +51,7 @@
 #include "base/status.hpp"
 #include "core/provider.hpp"
 #include "gpu/backend.hpp"
-#include "providers/mpi/ipc_map_cache.hpp"
+#include "gpu/ipc_map_cache.hpp"
 
 namespace mpix {
 

@@ -71,6 +71,11 @@ Matcher::~Matcher() {
              held.size());
 }
 
+bool MpiComm::gpu_direct_peer(int rank) const {
+  return ipc && rank >= 0 && static_cast<std::size_t>(rank) < ipc->direct.size() &&
+         ipc->direct[static_cast<std::size_t>(rank)];
+}
+
 Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si,
                        std::unique_ptr<ProviderComm> *out) {
   out->reset();

@@ -76,6 +76,7 @@ struct Matcher {
 class MpiComm final : public ProviderComm {
  public:
   std::size_t staging_chunk() const override { return shared->chunk; }
+  bool gpu_direct_peer(int rank) const override;
   std::shared_ptr<ChunkShared> shared;
   std::shared_ptr<Matcher> matcher = std::make_shared<Matcher>();
   std::shared_ptr<IpcShared> ipc;  // null without GPU-direct peers

@@ -70,6 +70,14 @@ class ProviderComm {
   virtual ~ProviderComm() = default;
   // Bytes per piece of a chunked staged send on this communicator (0: not chunked).
   virtual std::size_t staging_chunk() const { return 0; }
+  // Whether device buffers move GPU to GPU between this rank and @p rank of the communicator
+  // (provider mpi's same-node GPU-direct pair, decided collectively when the communicator was
+  // opened on a stream): a partitioned request's rounds may then go direct too
+  // (partitioned/direct_link.hpp).
+  virtual bool gpu_direct_peer(int rank) const {
+    (void)rank;
+    return false;
+  }
 };
 
 class Provider {

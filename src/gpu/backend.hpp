@@ -166,6 +166,16 @@ class Backend {
     (void)p;
     return no_ipc();
   }
+  // A new non-blocking stream of mpix's own on @p device (never destroyed: work may still be
+  // queued on it when its user lets go; the caller keeps it for reuse), for stream work that
+  // must neither wait behind nor hold up the agent's side stream or a user's stream: a
+  // partitioned request's direct rounds driven from the host (partitioned/direct_link.hpp).
+  // Only where the backend has CUDA IPC.
+  virtual Status open_private_stream(int device, std::unique_ptr<ExecStream> *out) {
+    (void)device;
+    (void)out;
+    return no_ipc();
+  }
   // Blocking copy on the calling thread, outside every user stream (a staged receive completed
   // with MPI_Wait on the host). Any direction the backend supports.
   virtual Status copy_sync(void *dst, const void *src, std::size_t bytes) {

@@ -1,6 +1,10 @@
 #include "gpu/ipc_exports.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <functional>
+#include <string>
 
 #include "gpu/backend.hpp"
 
@@ -35,6 +39,15 @@ Status IpcExports::handle(uint64_t start, uint64_t size, uint64_t buffer_id, Bac
   }
   std::memcpy(out, e.handle, sizeof out);
   return {};
+}
+
+uint64_t ipc_host_hash() {
+  static const uint64_t h = [] {
+    char name[256] = {0};
+    gethostname(name, sizeof name - 1);
+    return static_cast<uint64_t>(std::hash<std::string>{}(name)) | 1;  // 0: unknown
+  }();
+  return h;
 }
 
 IpcExports &ipc_exports() {

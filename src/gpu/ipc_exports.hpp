@@ -42,4 +42,7 @@ class IpcExports {
 // The process's registry (never destroyed: used until the process exits).
 IpcExports &ipc_exports();
 
+// This host's name, hashed (never 0): with the pid, what names an exporting process.
+uint64_t ipc_host_hash();
+
 }  // namespace mpix

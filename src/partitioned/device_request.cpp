@@ -142,7 +142,9 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   d->partitions = r->partitions();
   d->is_send = r->side() == PRequest::Side::send;
   d->dround = d->dready = nullptr;
+  d->darrived = nullptr;
   if (dr.device_memory) {
+    d->darrived = r->link_arrived();  // device memory: read where the descriptor is
     // The round's copy, then the partitions' last device marks: no mark yet (base).
     auto *copies = reinterpret_cast<uint64_t *>(image.data() + table_end);
     for (std::size_t i = 0; i <= n; ++i) copies[i] = w->base;
@@ -164,6 +166,7 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
     auto *h = reinterpret_cast<mpix_prequest_s *>(dr.host_copy.data());
     h->words = reinterpret_cast<uint64_t *const *>(h + 1);
     h->dround = h->dready = nullptr;  // host threads read the host words
+    h->darrived = nullptr;
   } else {
     std::memcpy(dr.mem, image.data(), image.size());
   }

@@ -201,6 +201,15 @@ int MPIX_Parrived(MPIX_Request request, int partition, int *flag) {
   });
 }
 
+int MPIX_Request_get_path(MPIX_Request request, int *direct, MPI_Count *host_steps) {
+  return api_guard("MPIX_Request_get_path", [&]() -> int {
+    std::shared_ptr<PRequest> r;
+    Status st = find(request, &r);
+    if (st.is_ok()) r->path(direct, host_steps);
+    return finish(comm_of(request), "MPIX_Request_get_path", st);
+  });
+}
+
 int MPIX_Wait(MPIX_Request *request, MPI_Status *status) {
   return api_guard("MPIX_Wait", [&]() -> int {
     MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;

@@ -3,10 +3,12 @@
 #include "partitioned/prequest.hpp"
 
 #include <climits>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "api/api_settings.hpp"
 #include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
@@ -18,6 +20,7 @@
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "mpix/mpix_device.h"
+#include "partitioned/direct_link.hpp"
 #include "partitioned/prequest_engine.hpp"
 #include "partitioned/private_comms.hpp"
 #include "partitioned/round_mirror.hpp"
@@ -44,19 +47,21 @@ Status buffer_backend(const void *buf, MPI_Datatype dt, Backend **out) {
   return backend_get(StreamKind::host, out);
 }
 
+}  // namespace
+
 // Headers go in the order their requests were made: MPI-4 matches the k-th partitioned send
 // to a peer and tag with the k-th partitioned receive there. All wait on this one word, always
 // open, so the agent keeps them in one list, in submission order, and fires them in that order
-// (ops on different words fire in no particular order).
+// (ops on different words fire in no particular order). Answers to offers of direct rounds
+// wait on it too.
 const uint64_t kHeaderGate = 0;
-
-}  // namespace
 
 PWords::PWords(int partitions) {
   SignalPool &pool = signal_pool();
   round = pool.acquire();
   done = pool.acquire();
   error = pool.acquire();
+  reach = pool.acquire();
   part.reserve(static_cast<std::size_t>(partitions));
   for (int i = 0; i < partitions; ++i) part.push_back(pool.acquire());
   // Recycled words hold old values; number rounds above all of them (values only grow).
@@ -68,6 +73,7 @@ PWords::PWords(int partitions) {
   see(round);
   see(done);
   see(error);
+  see(reach);
   for (const SignalWord &w : part) see(w);
   base = top + (top & 1u);
   store_signal(round.word, base);  // round 0 "completed": inactive
@@ -78,6 +84,7 @@ PWords::~PWords() {
   pool.release(round);
   pool.release(done);
   pool.release(error);
+  pool.release(reach);
   for (const SignalWord &w : part) pool.release(w);
 }
 
@@ -126,6 +133,30 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
   }
   MPIX_TRY(private_comms_get(comm, r->ctx_ ? &si : nullptr, &r->pc_));
   r->words_ = std::make_shared<PWords>(partitions);
+  // Direct rounds (direct_link.hpp): does this side qualify?
+  {
+    DirectSide ds;
+    ds.setting_on = std::strcmp(setting_str(ApiSetting::partitioned_direct), "auto") == 0;
+    ds.has_peer = peer != MPI_PROC_NULL;
+    ds.pair_direct = ds.has_peer && r->pc_->data_ctx && r->pc_->data_ctx->prov &&
+                     r->pc_->data_ctx->prov->gpu_direct_peer(peer);
+    ds.cuda = r->be_->kind() == StreamKind::cuda;
+    ds.device_memory = ds.cuda && r->be_->classify(buf) == MemKind::device;
+    ds.bytes = static_cast<int64_t>(partitions) * count * r->type_size_;
+    r->direct_refusal_ = direct_side_refusal(ds);
+    r->direct_candidate_ = !r->direct_refusal_ && r->device_ >= 0;
+    if (!r->direct_refusal_ && r->device_ < 0) r->direct_refusal_ = "the stream has no device";
+    if (r->direct_candidate_ && side == Side::recv) {
+      Status st = link_slot_acquire(r->be_, r->device_, &r->slot_);
+      if (!st.is_ok()) {
+        MPIX_LOG(info, "api", "partitioned receive: no direct rounds: link words: %s",
+                 st.what().c_str());
+        r->direct_candidate_ = false;
+        r->direct_refusal_ = "no device memory for its link words";
+      }
+    }
+    r->direct_.store(r->direct_candidate_ ? kDirectUnknown : kDirectNo);
+  }
   // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
     r->header_known_ = true;  // nothing is exchanged; rounds complete as they open
@@ -136,11 +167,17 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[1] = partitions;
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
+    r->header_[4] = r->direct_candidate_ ? 1 : 0;
     // On failure the destructor gives the tags back.
-    MPIX_TRY(r->start_op(true, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+    MPIX_TRY(r->start_op(true, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
                          &r->header_op_));
+    // The receiver answers an offer on ctl, tagged by the data-tag base (unique among this
+    // process's live sends).
+    if (r->direct_candidate_)
+      MPIX_TRY(r->start_op(false, &r->reply_, static_cast<int>(sizeof r->reply_), MPI_BYTE,
+                           r->data_tag_base_, r->pc_->ctl_ctx, &kHeaderGate, 0, &r->reply_op_));
   } else {
-    MPIX_TRY(r->start_op(false, r->header_, 4, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
+    MPIX_TRY(r->start_op(false, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
                          &r->header_op_));
   }
   *out = std::move(r);
@@ -153,6 +190,7 @@ PRequest::~PRequest() {
   // The engine keeps a request until its header op completed (engine_idle), so none is left.
   if (!finalized && dt_owned_) MPI_Type_free(&dt_);
   if (side_ == Side::send && peer_ != MPI_PROC_NULL) data_tags_release(data_tag_base_, partitions_);
+  if (side_stream_) direct_stream_release(be_, device_, std::move(side_stream_));
 }
 
 Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int tag,
@@ -166,7 +204,9 @@ Status PRequest::start_op(bool send, void *buf, int count, MPI_Datatype dt, int 
   plan.gate = gate;
   Op *op = nullptr;
   MPIX_TRY(op_create(p2p_args(send ? OpKind::send : OpKind::recv, buf, count, dt, peer_, tag,
-                              ctx == pc_->hdr_ctx ? pc_->hdr : pc_->data),
+                              ctx == pc_->hdr_ctx   ? pc_->hdr
+                              : ctx == pc_->ctl_ctx ? pc_->ctl
+                                                    : pc_->data),
                      plan, &op));
   op->threshold = threshold;  // op_create set the gate
   // The engine's reference: it reads the status once the op is complete, then drops it.
@@ -252,6 +292,10 @@ Status PRequest::start(bool enqueued) {
     MPIX_TRY(stream_of_comm(&ex, &order));
     std::vector<StreamMemOp> ops{{StreamMemOp::write, words_->round.word, words_->R(r) - 1}};
     round_mirrors_append(*words_, words_->R(r) - 1, &ops);
+    // A direct receiver opens its buffer to the sender's copy (until the path is known too:
+    // on the agents' path nobody reads the word).
+    if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo)
+      ops.push_back(StreamMemOp{StreamMemOp::write, slot_.words, words_->R(r) - 1, true});
     std::lock_guard<FutexLock> slk(*order);
     MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
                              : ex->batch(ops.data(), ops.size()));
@@ -259,6 +303,10 @@ Status PRequest::start(bool enqueued) {
     // The device copies first: a kernel launched once this returns reads the new round.
     MPIX_TRY(round_mirrors_store(*words_, words_->R(r) - 1));
     store_signal(words_->round.word, words_->R(r) - 1);
+    if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo) {
+      const uint64_t open = words_->R(r) - 1;
+      MPIX_TRY(be_->copy_sync(slot_.words, &open, sizeof open));
+    }
   }
   partitioned_engine().activate(shared_from_this());
   active_ = true;
@@ -294,6 +342,11 @@ Status PRequest::parrived(int partition, int *flag) {
   if (partition < 0 || partition >= partitions_)
     return make_status(MPI_ERR_ARG, "partition %d is outside 0..%d", partition, partitions_ - 1);
   *flag = reached(load_signal(words_->part[partition].word), words_->R(current_round()));
+  if (!*flag && direct_.load(std::memory_order_acquire) == kDirectYes) {
+    bool yes = false;
+    MPIX_TRY(direct_arrived(current_round(), &yes));
+    *flag = yes;
+  }
   return {};
 }
 
@@ -313,12 +366,46 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
     }
     r = current_round();
   }
+  if (direct_candidate_) {
+    bool known = false;
+    MPIX_TRY(direct_known(!flag, &known));
+    if (!known) {  // MPIX_Test before the path is known
+      *flag = 0;
+      return {};
+    }
+  }
+  const int direct = direct_.load(std::memory_order_acquire);
+  if (direct == kDirectFailed) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (active_ && current_round() == r) abandon_round(words_->R(r));
+    status_set_empty(status);
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = direct_error_.code();
+    if (flag) *flag = 1;
+    return direct_error_;
+  }
+  if (direct == kDirectYes && side_ == Side::send) {
+    // The round's push, once, on a private stream of mpix's (its done write ends the wait).
+    std::lock_guard<std::mutex> lk(mu_);
+    if (active_ && current_round() == r && pushed_round_ != r) {
+      MPIX_TRY(direct_push(r, false));
+      pushed_round_ = r;
+      host_steps_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   // Not under mu_: other threads may mark partitions of this round meanwhile.
   const uint64_t R = words_->R(r);
   Backoff backoff;
   for (;;) {
     const uint64_t epoch = notifier().epoch();
     if (reached(load_signal(words_->done.word), R)) break;
+    if (direct == kDirectYes && side_ == Side::recv) {
+      bool yes = false;
+      MPIX_TRY(direct_arrived(r, &yes));
+      if (yes) {
+        if (!reached(load_signal(words_->done.word), R)) store_signal(words_->done.word, R);
+        break;
+      }
+    }
     {
       // A device misuse fails the round (it might never complete): report it, abandon the
       // round and leave the request inactive, rather than hang.
@@ -345,6 +432,11 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   } else {
     active_ = false;
     if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
+    if (direct == kDirectYes) {
+      std::lock_guard<std::mutex> slk(status_mu_);
+      round_status_ = round_status(MPI_SUCCESS);
+      status_round_ = r;
+    }
     fill_status(status);
     MPIX_TRY(round_mirrors_store(*words_, R));
   }
@@ -357,12 +449,33 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
 }
 
 Status PRequest::pwait_enqueue(MPI_Status *status) {
+  if (direct_candidate_) {
+    // The first round waits until the path is known (the sender's answer, or the header).
+    bool known = false;
+    MPIX_TRY(direct_known(true, &known));
+    if (direct_.load(std::memory_order_acquire) == kDirectFailed) return direct_error_;
+  }
   std::lock_guard<std::mutex> lk(mu_);
   if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
   ExecStream *ex = nullptr;
   FutexLock *order = nullptr;
   MPIX_TRY(stream_of_comm(&ex, &order));
   const uint64_t r = current_round(), R = words_->R(r);
+  if (direct_.load(std::memory_order_acquire) == kDirectYes) {
+    {
+      std::lock_guard<FutexLock> slk(*order);
+      MPIX_TRY(direct_round_ops(ex, r, ctx_->stream->take_deferred()));
+    }
+    {
+      std::lock_guard<std::mutex> slk(status_mu_);
+      round_status_ = round_status(MPI_SUCCESS);
+      status_round_ = r;
+    }
+    if (status != MPI_STATUS_IGNORE) *status = round_status(MPI_SUCCESS);
+    active_ = false;
+    last_wait_enqueued_ = true;
+    return device_error(true);
+  }
   {
     std::lock_guard<std::mutex> slk(status_mu_);
     if (status_round_ == r) {
@@ -390,7 +503,17 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
 
 void PRequest::abandon_round(uint64_t R) {
   active_ = false;
-  cancel_.store(true);  // the agent drops what is in flight and writes done
+  const int direct = direct_.load(std::memory_order_acquire);
+  if (direct == kDirectYes || direct == kDirectFailed) {
+    // Direct rounds have nothing in the agent's hands. A push waiting for partitions that a
+    // misuse left unmarked goes ahead (the round's data is undefined, as the misuse made it).
+    if (side_ == Side::send)
+      for (const SignalWord &w : words_->part)
+        if (!reached(load_signal(w.word), R)) store_signal(w.word, R);
+    if (!reached(load_signal(words_->done.word), R)) store_signal(words_->done.word, R);
+  } else {
+    cancel_.store(true);  // the agent drops what is in flight and writes done
+  }
   if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
   Status st = round_mirrors_store(*words_, R);
   if (!st.is_ok())

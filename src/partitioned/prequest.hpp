@@ -19,6 +19,10 @@
 // or one op per piece of a receive (piece_map.hpp), gated on round reaching R-1; it writes part
 // and done words as the ops complete. The header that matches a send with its receive is an op
 // too, made at init.
+//
+// Between a same-node GPU-direct pair on cudaMalloc buffers the rounds go direct instead: no
+// agent step per round, one copy by the sender's stream at its wait (partitioned/
+// direct_link.hpp). The engine then only carries the header and the receiver's answer.
 #pragma once
 
 #include <mpi.h>
@@ -35,6 +39,7 @@
 #include "base/futex_lock.hpp"
 #include "base/signal_pool.hpp"
 #include "base/status.hpp"
+#include "partitioned/direct_link.hpp"
 #include "partitioned/piece_map.hpp"
 
 namespace mpix {
@@ -42,11 +47,14 @@ namespace mpix {
 // First word of a partitioned message's header (prequest.cpp writes it, prequest_engine.cpp
 // checks it): "mpixpark".
 constexpr int64_t kHeaderMagic = 0x6d7069787061726bLL;
+// The gate word of headers and answers: always open (prequest.cpp says why one word).
+extern const uint64_t kHeaderGate;
 
 struct CommCtx;
 struct Op;
 struct PrivateComms;
 class Backend;
+class ExecStream;
 
 // A device-memory copy of a request's round word (mpix_prequest_s::dround of a device request
 // on CUDA): kernels read it without crossing to host memory.
@@ -65,6 +73,7 @@ struct PWords {
   uint64_t R(uint64_t r) const { return base + 2 * r; }
 
   SignalWord round, done, error;
+  SignalWord reach;  // a direct sender's stream reached round R's wait (direct_link.hpp)
   std::vector<SignalWord> part;
   uint64_t base = 0;  // even; no word held more than this when acquired
   // Copies of the round word, written with it (partitioned/round_mirror.hpp).
@@ -95,12 +104,21 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // *released says whether the request was let go (a device error may still be reported).
   Status release(bool *released);
 
+  // MPIX_Request_get_path (either pointer may be null).
+  void path(int *direct, MPI_Count *host_steps) const;
+
   // At MPI_Finalize: logs this request if a round is still active; true if it was.
   bool report_if_active();
 
   // Registers @p m as a copy of the round word: @p init(value) stores the value the round word
   // has for work that runs from now on, under the request's lock so no transition is missed.
   Status attach_round_mirror(const RoundMirror &m, const std::function<Status(uint64_t)> &init);
+
+  // Device address of the receiver's arrived word where its rounds may go direct, else null
+  // (mpix_prequest_s::darrived).
+  uint64_t *link_arrived() const {
+    return side_ == Side::recv && slot_.words ? slot_.words + 1 : nullptr;
+  }
 
   Side side() const { return side_; }
   MPI_Comm comm() const { return comm_; }
@@ -128,8 +146,26 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
                   const std::shared_ptr<CommCtx> &ctx, const uint64_t *gate, uint64_t threshold,
                   Op **out);
 
+  // Direct rounds (direct_link.hpp). direct_ goes from unknown to no / yes / failed once, on
+  // the agent (the receiver when it sees the header, the sender on the answer).
+  enum Direct : int { kDirectUnknown, kDirectNo, kDirectYes, kDirectFailed };
+  // Host: waits (or, with @p block false, looks) until the path is known; *known says whether.
+  Status direct_known(bool block, bool *known);
+  // The sender's copy of direct round @p r, on its private stream (made on first use); with
+  // @p gated once the user's stream reached the round's wait (the reach word). mu_ held.
+  Status direct_push(uint64_t r, bool gated);
+  // MPIX_Pwait_enqueue of direct round @p r on @p ex: the sender's push, started from there,
+  // or the receiver's wait for arrival; then the round's completion, in stream order.
+  // @p trigger: the stream's deferred trigger value to write first (0: none). mu_ held.
+  Status direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger);
+  // Host: whether the receiver's arrived word reached round @p r's value.
+  Status direct_arrived(uint64_t r, bool *yes);
+  MPI_Status round_status(int error) const;
+
   // Engine steps.
   bool engine_header();
+  bool engine_reply();
+  void engine_answer_offer();
   bool engine_open_round(uint64_t k);
   void engine_post_drains(uint64_t R);
   bool engine_reap_orphans();
@@ -153,18 +189,31 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::shared_ptr<PrivateComms> pc_;
   std::shared_ptr<PWords> words_;
   int data_tag_base_ = 0;  // send: allocated; receive: from the header
-  int64_t header_[4] = {0, 0, 0, 0};
+  // magic, partitions, bytes per partition, data-tag base, offer of direct rounds (0 / 1).
+  int64_t header_[5] = {0, 0, 0, 0, 0};
   Op *header_op_ = nullptr;  // until the engine saw it complete
   // Classifies and stages the buffer (a GPU backend for device or managed memory, else the
   // host's), and the device whose side stream the agent copies on (-1: its current one).
   Backend *be_ = nullptr;
   int device_ = -1;
+  // Direct rounds: this side qualifies (a send offers; a receive has a link slot), and why not.
+  bool direct_candidate_ = false;
+  const char *direct_refusal_ = nullptr;
+  LinkSlot slot_;           // receive candidate: its open / arrived words
+  DirectReply reply_{};     // the answer (sent by the receiver, received by the sender)
+  Op *reply_op_ = nullptr;  // until the engine saw it complete
+  std::atomic<int> direct_{kDirectNo};
+  std::atomic<uint64_t> host_steps_{0};  // rounds a host thread of mpix's worked on
+  Status direct_error_;                  // kDirectFailed: why (written before direct_)
+  DirectTarget target_;  // send, kDirectYes: the receiver's buffer and words (before direct_)
 
   // Host view (mu_).
   std::mutex mu_;
   bool active_ = false;
   bool last_wait_enqueued_ = false;
-  uint64_t reported_error_ = 0;  // last device error word value reported
+  uint64_t reported_error_ = 0;              // last device error word value reported
+  std::unique_ptr<ExecStream> side_stream_;  // direct rounds driven from the host
+  uint64_t pushed_round_ = 0;                // send: the last round pushed on side_stream_
 
   // Shared with the engine.
   std::atomic<uint64_t> started_{0};  // rounds started; incremented under the engine lock

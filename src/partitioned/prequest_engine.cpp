@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "base/log.hpp"
 #include "base/waiter.hpp"
@@ -28,7 +29,8 @@ bool PRequest::engine_header() {
   if (!header_op_ || !op_done(*header_op_)) return false;
   Op *op = header_op_;
   header_op_ = nullptr;
-  if (op->status.MPI_ERROR != MPI_SUCCESS) {
+  const bool op_ok = op->status.MPI_ERROR == MPI_SUCCESS;
+  if (!op_ok) {
     header_error_ = op->error;
   } else if (side_ == Side::recv) {
     if (header_[0] != kHeaderMagic || header_[1] < 0 || header_[2] < 0) {
@@ -48,11 +50,89 @@ bool PRequest::engine_header() {
     }
   }
   op_unref(op);
+  if (side_ == Side::recv) {
+    // Direct rounds: an offer is answered either way; without one the agents carry them.
+    if (op_ok && (header_[4] & 1)) engine_answer_offer();
+    else direct_.store(kDirectNo, std::memory_order_release);
+  }
   if (!header_error_.is_ok())
     MPIX_LOG(warn, "api", "partitioned %s %s %d tag %d: %s",
              side_ == Side::send ? "send" : "receive", side_ == Side::send ? "to" : "from", peer_,
              tag_, header_error_.what().c_str());
   header_known_ = true;
+  return true;
+}
+
+void PRequest::engine_answer_offer() {
+  const int64_t recv_bytes = static_cast<int64_t>(partitions_) * count_ * type_size_;
+  const char *why = direct_answer_refusal(
+      direct_candidate_ ? nullptr : (direct_refusal_ ? direct_refusal_ : "not a candidate"),
+      header_[1] * header_[2], recv_bytes);
+  std::string text = why ? why : "";
+  reply_ = DirectReply{};
+  if (!why) {
+    Status st = direct_reply_fill(be_, buf_, static_cast<uint64_t>(recv_bytes), slot_, words_->base,
+                                  &reply_);
+    if (!st.is_ok()) text = "exporting the receive buffer: " + st.what();
+  }
+  const bool accept = text.empty();
+  reply_.magic = kDirectReplyMagic;
+  reply_.accept = accept ? 1 : 0;
+  Status st = start_op(true, &reply_, static_cast<int>(sizeof reply_), MPI_BYTE, data_tag_base_,
+                       pc_->ctl_ctx, &kHeaderGate, 0, &reply_op_);
+  if (!st.is_ok()) {
+    // The sender waits for this answer at its first wait: say why it will not come.
+    MPIX_LOG(error, "api",
+             "partitioned receive from %d tag %d: cannot answer the sender's offer of direct "
+             "rounds (its first wait will not return): %s",
+             peer_, tag_, st.what().c_str());
+  }
+  MPIX_LOG(
+      info, "api", "partitioned receive from %d tag %d: %s%s", peer_, tag_,
+      accept ? "direct rounds (one GPU-to-GPU copy per round, no host step)" : "the agents' path: ",
+      text.c_str());
+  direct_.store(accept ? kDirectYes : kDirectNo, std::memory_order_release);
+  notifier().notify();
+}
+
+bool PRequest::engine_reply() {
+  if (!op_done(*reply_op_)) return false;
+  Op *op = reply_op_;
+  reply_op_ = nullptr;
+  if (side_ == Side::send) {
+    int d = kDirectNo;
+    if (op->status.MPI_ERROR != MPI_SUCCESS) {
+      direct_error_ = op->error;
+      d = kDirectFailed;
+    } else if (reply_.magic != kDirectReplyMagic) {
+      direct_error_ = make_status(MPI_ERR_OTHER,
+                                  "partitioned send to %d tag %d: malformed answer to the offer "
+                                  "of direct rounds",
+                                  peer_, tag_);
+      d = kDirectFailed;
+    } else if (reply_.accept == 1) {
+      const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
+      Status st = direct_map(reply_, be_, device_, bytes, &target_);
+      if (st.is_ok()) {
+        d = kDirectYes;
+      } else {
+        // The receiver waits for copies that cannot be made: fail every round here, loudly.
+        direct_error_ = make_status(st.code(),
+                                    "partitioned send to %d tag %d: mapping the receiver's "
+                                    "buffer for direct rounds failed: %s",
+                                    peer_, tag_, st.what().c_str());
+        MPIX_LOG(error, "api", "%s", direct_error_.what().c_str());
+        d = kDirectFailed;
+      }
+    }
+    MPIX_LOG(info, "api", "partitioned send to %d tag %d: %s", peer_, tag_,
+             d == kDirectYes  ? "direct rounds (one GPU-to-GPU copy per round, no host step)"
+             : d == kDirectNo ? "the agents' path (the receiver declined direct rounds)"
+                              : "direct rounds failed");
+    direct_.store(d, std::memory_order_release);
+    notifier().notify();
+  }
+  op_unref(op);
   return true;
 }
 
@@ -66,6 +146,7 @@ bool PRequest::engine_open_round(uint64_t k) {
   pieces_left_ = 0;
   draining_ = false;
   open_ = true;
+  host_steps_.fetch_add(1, std::memory_order_relaxed);
   if (peer_ == MPI_PROC_NULL) {
     if (side_ == Side::recv)
       for (const SignalWord &w : words_->part) store_signal(w.word, R);
@@ -173,19 +254,7 @@ bool PRequest::engine_reap_orphans() {
 }
 
 void PRequest::engine_complete_round(uint64_t k) {
-  MPI_Status st{};
-  st.MPI_SOURCE = peer_;
-  st.MPI_TAG = tag_;
-  st.MPI_ERROR = round_error_;
-  // In bytes: what MPI_Status_set_elements_x counts for a derived datatype differs between MPI
-  // libraries (whole datatypes in MPICH 4.0, basic elements in Open MPI); for MPI_BYTE it does not.
-  MPI_Count type_size = 0;
-  MPI_Type_size_x(dt_, &type_size);
-  MPI_Count n = side_ == Side::recv && round_error_ == MPI_SUCCESS && peer_ != MPI_PROC_NULL
-                    ? static_cast<MPI_Count>(partitions_) * count_ * type_size
-                    : 0;
-  MPI_Status_set_elements_x(&st, MPI_BYTE, n);
-  MPI_Status_set_cancelled(&st, 0);
+  const MPI_Status st = round_status(round_error_);
   {
     std::lock_guard<std::mutex> lk(status_mu_);
     round_status_ = st;
@@ -228,10 +297,23 @@ void PRequest::engine_cancel() {
 
 bool PRequest::progress() {
   bool any = engine_header();
+  if (reply_op_) any |= engine_reply();
   if (!orphans_.empty()) any |= engine_reap_orphans();
   if (cancel_.load()) {
     engine_cancel();
     return true;
+  }
+  switch (direct_.load(std::memory_order_acquire)) {
+    case kDirectUnknown:  // a sender waits for the answer before its rounds open
+      if (side_ == Side::send) return any;
+      break;
+    case kDirectYes:
+    case kDirectFailed:
+      // The streams (or the host) carry every round: nothing for the agent.
+      eng_completed_ = current_round();
+      return any;
+    default:
+      break;
   }
   while (eng_completed_ < current_round()) {
     const uint64_t k = eng_completed_ + 1;
@@ -248,7 +330,7 @@ bool PRequest::progress() {
 }
 
 bool PRequest::engine_idle() const {
-  if (eng_completed_ != current_round() || !orphans_.empty()) return false;
+  if (eng_completed_ != current_round() || !orphans_.empty() || reply_op_) return false;
   // A freed request also waits until its stream has written its last round mark (the words
   // go back to the pool after that, never while a stream may still write them), and until its
   // header op is complete (the op points into the request).

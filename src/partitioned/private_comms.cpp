@@ -51,9 +51,11 @@ PrivateComms::~PrivateComms() {
   // The provider's state goes first: it may refer to the communicators.
   hdr_ctx.reset();
   data_ctx.reset();
+  ctl_ctx.reset();
   if (finalized) return;
   if (hdr != MPI_COMM_NULL) MPI_Comm_free(&hdr);
   if (data != MPI_COMM_NULL) MPI_Comm_free(&data);
+  if (ctl != MPI_COMM_NULL) MPI_Comm_free(&ctl);
 }
 
 Status private_comms_get(MPI_Comm comm, const CommStreamInfo *si,
@@ -80,6 +82,7 @@ Status private_comms_get(MPI_Comm comm, const CommStreamInfo *si,
   // The data messages may take the provider's direct paths between GPUs (same-node GPU-direct
   // of provider mpi, for partitions of device buffers), as the stream communicator's own do.
   MPIX_TRY(make_private(comm, si, &pc->data, &pc->data_ctx));
+  MPIX_TRY(make_private(comm, nullptr, &pc->ctl, &pc->ctl_ctx));
   auto *h = new Holder(pc);
   int rc = MPI_Comm_set_attr(comm, kv, h);
   if (rc != MPI_SUCCESS) {

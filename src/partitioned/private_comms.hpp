@@ -1,9 +1,11 @@
-// Where partitioned traffic travels: two private communicators per user communicator, so it
+// Where partitioned traffic travels: three private communicators per user communicator, so it
 // never matches the application's own messages (MPI reserves no tag space for libraries).
 //   hdr   one header per request pair, sent at init with the USER's tag: the k-th partitioned
 //         send to a peer with a tag matches the k-th partitioned receive there (MPI-4 order).
 //   data  one message per send partition and round, on a tag range the sender allocates and
 //         names in the header.
+//   ctl   the receiver's answer to a sender's offer of direct rounds (partitioned/direct_link.hpp),
+//         tagged by the sender's data-tag base; receiver to sender only.
 // Each has the provider's per-communicator state (a CommCtx without stream), so partitioned
 // messages are ordinary ops of the provider in use; data's is made as a stream communicator's
 // is where the user communicator has a stream, so that partitions of device buffers take the
@@ -27,7 +29,8 @@ struct CommStreamInfo;
 struct PrivateComms {
   MPI_Comm hdr = MPI_COMM_NULL;
   MPI_Comm data = MPI_COMM_NULL;
-  std::shared_ptr<CommCtx> hdr_ctx, data_ctx;
+  MPI_Comm ctl = MPI_COMM_NULL;
+  std::shared_ptr<CommCtx> hdr_ctx, data_ctx, ctl_ctx;
   ~PrivateComms();
 };
 

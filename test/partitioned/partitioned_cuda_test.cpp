@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -216,6 +218,108 @@ TEST_CASE("kernel Pready on a cudaMalloc send buffer, data checked in a cudaMall
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
   cudaStreamDestroy(s);
   if (!on_stream) MPI_Comm_free(&comm);
+}
+
+// Whether this run lets partitioned rounds go direct (the two ranks of these tests share a node).
+bool direct_expected() {
+  for (const char *v : {"MPIX_GPU_DIRECT", "MPIX_PARTITIONED_DIRECT"}) {
+    const char *e = std::getenv(v);
+    if (e && std::strcmp(e, "off") == 0) return false;
+  }
+  return true;
+}
+
+// Direct rounds (docs/partitioned.md): on a stream communicator, cudaMalloc buffers of equal
+// size, a same-node pair: each round is one copy by the sender's stream, no host step. 8 send
+// partitions into 2 receive partitions; the receiving kernel polls MPIX_Parrived and checks
+// every round's data; then rounds driven from the host (MPIX_Start / MPIX_Wait, MPIX_Test).
+TEST_CASE("direct rounds: 10,000 rounds in stream order with no host step, then host-driven",
+          "[partitioned][cuda][direct]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  CudaStreamComm sc;
+  int rank = -1;
+  MPI_Comm_rank(sc.comm, &rank);
+  const int peer = rank ^ 1;
+  constexpr int kSendParts = 8, kRecvParts = 2, kTotal = 8 * 1024, kRounds = 10000, kHost = 20;
+  DeviceInts buf(kTotal, false);
+  MPIX_Request req;
+  const bool sender = rank % 2 == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.p, kSendParts, kTotal / kSendParts, MPI_INT, peer, 5, sc.comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.p, kRecvParts, kTotal / kRecvParts, MPI_INT, peer, 5, sc.comm,
+                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  Counters c(3);  // errors, good, bad
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender)
+      CUDA_REQUIRE(
+          mpix_ptest::produce(buf.p, kSendParts, kTotal / kSendParts, r, preq, c.d, sc.cs));
+    else
+      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kRecvParts, kTotal / kRecvParts, r, preq, c.d + 1,
+                                       c.d + 2, sc.cs));
+    REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+  int direct = -2;
+  MPI_Count steps = -1;
+  REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+  CAPTURE(direct, steps);
+  if (direct_expected()) {
+    CHECK(direct == 1);
+    CHECK(steps == 0);  // no host thread touched a round
+  } else {
+    CHECK(direct == 0);
+  }
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == kRounds * kRecvParts);
+    CHECK(v[2] == 0);
+    std::vector<int> host(kTotal);
+    CUDA_REQUIRE(cudaMemcpy(host.data(), buf.p, kTotal * sizeof(int), cudaMemcpyDefault));
+    int wrong = 0;
+    for (int i = 0; i < kTotal; ++i) wrong += host[i] != mpix_ptest::expected(kRounds - 1, i);
+    CHECK(wrong == 0);
+  }
+  // Rounds driven from the host: the sender's wait pushes the round on a stream of mpix's.
+  for (int r = kRounds; r < kRounds + kHost; ++r) {
+    REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+    if (sender)
+      CUDA_REQUIRE(
+          mpix_ptest::produce(buf.p, kSendParts, kTotal / kSendParts, r, preq, c.d, sc.cs));
+    else
+      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kRecvParts, kTotal / kRecvParts, r, preq, c.d + 1,
+                                       c.d + 2, sc.cs));
+    MPI_Status st;
+    if (r % 2) {
+      int flag = 0;
+      while (!flag) REQUIRE(MPIX_Test(&req, &flag, &st) == MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Wait(&req, &st) == MPI_SUCCESS);
+    }
+    CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+    if (!sender) {
+      int n = -1;
+      MPI_Get_count(&st, MPI_INT, &n);
+      CHECK(n == kTotal);
+      CHECK(st.MPI_SOURCE == peer);
+      CHECK(st.MPI_TAG == 5);
+    }
+  }
+  v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == (kRounds + kHost) * kRecvParts);
+    CHECK(v[2] == 0);
+  }
+  REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+  if (direct_expected() && sender) CHECK(steps == kHost);
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
 }
 
 TEST_CASE("device misuse is returned to the kernel and reported by the host wait",

@@ -10,7 +10,7 @@
 
 #include "catch.hpp"
 #include "gpu/ipc_exports.hpp"
-#include "providers/mpi/ipc_map_cache.hpp"
+#include "gpu/ipc_map_cache.hpp"
 #include "providers/mpi/ipc_path.hpp"
 
 using namespace mpix;

@@ -220,6 +220,23 @@ class GpuBackend final : public Backend {
     return Api::device_alloc(bytes, p);
   }
 
+  Status open_private_stream(int device, std::unique_ptr<ExecStream> *out) override {
+    MPIX_TRY(start());
+    if (device < 0 || device >= static_cast<int>(devices_.size()))
+      return make_status(MPI_ERR_ARG, "device %d is outside the %zu visible", device,
+                         devices_.size());
+    MPIX_TRY(prepare_device(device));
+    DeviceGuard<Api> g(device);
+    MPIX_TRY(g.status());
+    stream_t s{};
+    MPIX_TRY(Api::stream_create_private(&s));
+    const TriggerMode m = devices_[device].memops
+                              ? TriggerMode::memop
+                              : (Api::kHasKernels ? TriggerMode::kernel : TriggerMode::hostfn);
+    out->reset(new GpuExecStream<Api>(s, device, m, &signals_));
+    return {};
+  }
+
   Status ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) override {
     MPIX_TRY(start());
     return Api::ipc_range(p, base, size, buffer_id);

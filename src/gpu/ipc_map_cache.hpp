@@ -1,5 +1,6 @@
-// The receiver's cache of GPU-direct mappings (ipc_path.hpp): which allocations of which sender
-// processes this process has mapped with CUDA IPC, so that each is opened once.
+// A cache of GPU-direct mappings (providers/mpi/ipc_path.hpp, partitioned/direct_link.hpp):
+// which allocations of which other processes this process has mapped with CUDA IPC, so that
+// each is opened once.
 //
 // An entry is keyed by (sender host, sender pid, allocation start) and remembers the sender's
 // buffer id: a sender that freed an allocation and made another at the same address sends a

@@ -1,4 +1,4 @@
-#include "providers/mpi/ipc_map_cache.hpp"
+#include "gpu/ipc_map_cache.hpp"
 
 #include <cstring>
 #include <set>

@@ -1,0 +1,110 @@
+// PRequest, host side of direct rounds (partitioned/direct_link.hpp): what the streams run.
+#include <chrono>
+#include <vector>
+
+#include "base/log.hpp"
+#include "base/waiter.hpp"
+#include "core/comm_ctx.hpp"
+#include "core/stream.hpp"
+#include "gpu/backend.hpp"
+#include "partitioned/prequest.hpp"
+#include "partitioned/round_mirror.hpp"
+
+namespace mpix {
+
+Status PRequest::direct_known(bool block, bool *known) {
+  *known = direct_.load(std::memory_order_acquire) != kDirectUnknown;
+  if (*known || !block) return {};
+  // The agent decides once the peer's header or answer is in: the peer's request must exist
+  // (MPI-4 lets a partitioned wait block until then).
+  Backoff backoff;
+  const auto t0 = std::chrono::steady_clock::now();
+  bool warned = false;
+  for (;;) {
+    const uint64_t epoch = notifier().epoch();
+    if (direct_.load(std::memory_order_acquire) != kDirectUnknown) break;
+    if (!warned && std::chrono::steady_clock::now() - t0 > std::chrono::seconds(10)) {
+      MPIX_LOG(warn, "api",
+               "partitioned %s %s %d tag %d: waited 10 s for the peer's partitioned request "
+               "(its MPIX_%s_init) to match this one",
+               side_ == Side::send ? "send" : "receive", side_ == Side::send ? "to" : "from",
+               peer_, tag_, side_ == Side::send ? "Precv" : "Psend");
+      warned = true;
+    }
+    backoff.pause(epoch);
+  }
+  *known = true;
+  return {};
+}
+
+Status PRequest::direct_push(uint64_t r, bool gated) {
+  if (!side_stream_) MPIX_TRY(direct_stream_acquire(be_, device_, &side_stream_));
+  ExecStream *side = side_stream_.get();
+  const uint64_t R = words_->R(r), Rr = target_.rbase + 2 * r;
+  std::vector<StreamMemOp> pre, post;
+  pre.reserve(words_->part.size() + 2);
+  // The user's stream reached the wait (everything it was given before has run); every
+  // partition is marked ready (by kernels on any stream, or by the host); the receiver started
+  // the round (its buffer may be written).
+  if (gated) pre.push_back({StreamMemOp::wait, words_->reach.word, R});
+  for (const SignalWord &w : words_->part) pre.push_back({StreamMemOp::wait, w.word, R});
+  pre.push_back({StreamMemOp::wait, target_.open, Rr - 1, true});
+  post.push_back({StreamMemOp::write, target_.arrived, Rr, true});
+  post.push_back({StreamMemOp::write, words_->done.word, R});
+  MPIX_TRY(side->batch(pre.data(), pre.size()));
+  const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
+  MPIX_TRY(side->copy_async(target_.dst, buf_, bytes));
+  return side->batch(post.data(), post.size());
+}
+
+Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) {
+  const uint64_t R = words_->R(r);
+  std::vector<StreamMemOp> ops;
+  if (trigger) ops.push_back({StreamMemOp::write, ctx_->stream->trigger_word(), trigger});
+  if (side_ == Side::send) {
+    // The copy runs on a stream of mpix's, started from here: a receive waited for earlier on
+    // this stream (the peer's send waited for after its receive, MPI's usual order) must not
+    // hold it back.
+    ops.push_back({StreamMemOp::write, words_->reach.word, R});
+    MPIX_TRY(ex->batch(ops.data(), ops.size()));
+    MPIX_TRY(direct_push(r, true));
+    ops.clear();
+    ops.push_back({StreamMemOp::wait, words_->done.word, R});
+  } else {
+    ops.push_back({StreamMemOp::wait, slot_.words + 1, R, true});
+    ops.push_back({StreamMemOp::write, words_->done.word, R});
+  }
+  ops.push_back({StreamMemOp::write, words_->round.word, R});
+  round_mirrors_append(*words_, R, &ops);
+  return ex->batch(ops.data(), ops.size());
+}
+
+Status PRequest::direct_arrived(uint64_t r, bool *yes) {
+  uint64_t v = 0;
+  MPIX_TRY(be_->copy_sync(&v, slot_.words + 1, sizeof v));
+  *yes = reached(v, words_->R(r));
+  return {};
+}
+
+void PRequest::path(int *direct, MPI_Count *host_steps) const {
+  const int d = direct_.load(std::memory_order_acquire);
+  if (direct) *direct = d == kDirectUnknown ? -1 : d == kDirectYes ? 1 : 0;
+  if (host_steps) *host_steps = static_cast<MPI_Count>(host_steps_.load());
+}
+
+MPI_Status PRequest::round_status(int error) const {
+  MPI_Status st{};
+  st.MPI_SOURCE = peer_;
+  st.MPI_TAG = tag_;
+  st.MPI_ERROR = error;
+  // In bytes: what MPI_Status_set_elements_x counts for a derived datatype differs between MPI
+  // libraries (whole datatypes in MPICH 4.0, basic elements in Open MPI); for MPI_BYTE it does not.
+  const MPI_Count n = side_ == Side::recv && error == MPI_SUCCESS && peer_ != MPI_PROC_NULL
+                          ? static_cast<MPI_Count>(partitions_) * count_ * type_size_
+                          : 0;
+  MPI_Status_set_elements_x(&st, MPI_BYTE, n);
+  MPI_Status_set_cancelled(&st, 0);
+  return st;
+}
+
+}  // namespace mpix
