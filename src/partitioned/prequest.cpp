@@ -61,7 +61,6 @@ PWords::PWords(int partitions) {
   round = pool.acquire();
   done = pool.acquire();
   error = pool.acquire();
-  reach = pool.acquire();
   part.reserve(static_cast<std::size_t>(partitions));
   for (int i = 0; i < partitions; ++i) part.push_back(pool.acquire());
   // Recycled words hold old values; number rounds above all of them (values only grow).
@@ -73,7 +72,6 @@ PWords::PWords(int partitions) {
   see(round);
   see(done);
   see(error);
-  see(reach);
   for (const SignalWord &w : part) see(w);
   base = top + (top & 1u);
   store_signal(round.word, base);  // round 0 "completed": inactive
@@ -84,7 +82,6 @@ PWords::~PWords() {
   pool.release(round);
   pool.release(done);
   pool.release(error);
-  pool.release(reach);
   for (const SignalWord &w : part) pool.release(w);
 }
 
@@ -387,7 +384,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
     // The round's push, once, on a private stream of mpix's (its done write ends the wait).
     std::lock_guard<std::mutex> lk(mu_);
     if (active_ && current_round() == r && pushed_round_ != r) {
-      MPIX_TRY(direct_push(r, false));
+      MPIX_TRY(direct_push(r));
       pushed_round_ = r;
       host_steps_.fetch_add(1, std::memory_order_relaxed);
     }

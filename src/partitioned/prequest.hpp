@@ -73,7 +73,6 @@ struct PWords {
   uint64_t R(uint64_t r) const { return base + 2 * r; }
 
   SignalWord round, done, error;
-  SignalWord reach;  // a direct sender's stream reached round R's wait (direct_link.hpp)
   std::vector<SignalWord> part;
   uint64_t base = 0;  // even; no word held more than this when acquired
   // Copies of the round word, written with it (partitioned/round_mirror.hpp).
@@ -151,9 +150,9 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   enum Direct : int { kDirectUnknown, kDirectNo, kDirectYes, kDirectFailed };
   // Host: waits (or, with @p block false, looks) until the path is known; *known says whether.
   Status direct_known(bool block, bool *known);
-  // The sender's copy of direct round @p r, on its private stream (made on first use); with
-  // @p gated once the user's stream reached the round's wait (the reach word). mu_ held.
-  Status direct_push(uint64_t r, bool gated);
+  // The sender's copy of direct round @p r, on its private stream (made on first use), once
+  // every partition is marked ready and the receiver started the round. mu_ held.
+  Status direct_push(uint64_t r);
   // MPIX_Pwait_enqueue of direct round @p r on @p ex: the sender's push, started from there,
   // or the receiver's wait for arrival; then the round's completion, in stream order.
   // @p trigger: the stream's deferred trigger value to write first (0: none). mu_ held.

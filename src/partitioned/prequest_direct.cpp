@@ -37,16 +37,14 @@ Status PRequest::direct_known(bool block, bool *known) {
   return {};
 }
 
-Status PRequest::direct_push(uint64_t r, bool gated) {
+Status PRequest::direct_push(uint64_t r) {
   if (!side_stream_) MPIX_TRY(direct_stream_acquire(be_, device_, &side_stream_));
   ExecStream *side = side_stream_.get();
   const uint64_t R = words_->R(r), Rr = target_.rbase + 2 * r;
   std::vector<StreamMemOp> pre, post;
-  pre.reserve(words_->part.size() + 2);
-  // The user's stream reached the wait (everything it was given before has run); every
-  // partition is marked ready (by kernels on any stream, or by the host); the receiver started
-  // the round (its buffer may be written).
-  if (gated) pre.push_back({StreamMemOp::wait, words_->reach.word, R});
+  pre.reserve(words_->part.size() + 1);
+  // Every partition marked ready (by kernels on any stream, or by the host: the data is
+  // written), and the receiver's round started (its buffer may be written).
   for (const SignalWord &w : words_->part) pre.push_back({StreamMemOp::wait, w.word, R});
   pre.push_back({StreamMemOp::wait, target_.open, Rr - 1, true});
   post.push_back({StreamMemOp::write, target_.arrived, Rr, true});
@@ -62,13 +60,10 @@ Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) 
   std::vector<StreamMemOp> ops;
   if (trigger) ops.push_back({StreamMemOp::write, ctx_->stream->trigger_word(), trigger});
   if (side_ == Side::send) {
-    // The copy runs on a stream of mpix's, started from here: a receive waited for earlier on
-    // this stream (the peer's send waited for after its receive, MPI's usual order) must not
-    // hold it back.
-    ops.push_back({StreamMemOp::write, words_->reach.word, R});
-    MPIX_TRY(ex->batch(ops.data(), ops.size()));
-    MPIX_TRY(direct_push(r, true));
-    ops.clear();
+    // The copy runs on a stream of mpix's, started from here and gated on the partitions'
+    // ready marks, not on this stream: a receive waited for earlier on this stream (MPI's usual
+    // order, receives before sends, on both ranks) must not hold it back.
+    MPIX_TRY(direct_push(r));
     ops.push_back({StreamMemOp::wait, words_->done.word, R});
   } else {
     ops.push_back({StreamMemOp::wait, slot_.words + 1, R, true});

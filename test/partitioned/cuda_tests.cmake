@@ -12,3 +12,10 @@ add_test(NAME partitioned_cuda_np2
 set_tests_properties(partitioned_cuda_np2 PROPERTIES
   ENVIRONMENT "${MPIX_TEST_ENV};CUDA_MODULE_LOADING=EAGER"
   TIMEOUT 300 LABELS "gpu" PROCESSORS 2 SKIP_RETURN_CODE 77)
+# Direct rounds alone, in processes that exported no buffer before: they must go direct.
+add_test(NAME partitioned_cuda_direct_np2
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIX_MPIEXEC_PREFLAGS}
+          -x CUDA_MODULE_LOADING -x MPIX_TEST_EXPECT_DIRECT $<TARGET_FILE:partitioned_cuda> "[direct]")
+set_tests_properties(partitioned_cuda_direct_np2 PROPERTIES
+  ENVIRONMENT "${MPIX_TEST_ENV};CUDA_MODULE_LOADING=EAGER;MPIX_TEST_EXPECT_DIRECT=1"
+  TIMEOUT 300 LABELS "gpu" PROCESSORS 2 SKIP_RETURN_CODE 77)
