@@ -129,10 +129,11 @@ Status direct_map(const DirectReply &r, Backend *be, int device, uint64_t bytes,
   Maps &m = maps();
   std::lock_guard<std::mutex> lk(m.mu);
   char *buf = nullptr, *slab = nullptr;
-  const IpcMapCache::Key kb{r.host, r.pid, r.buf_base, r.buf_id, r.buf_handle, r.buf_offset + bytes};
+  const IpcMapCache::Key kb{r.host,   r.pid,        r.buf_base,
+                            r.buf_id, r.buf_handle, r.buf_offset + bytes};
   MPIX_TRY(m.cache.map(kb, be, device, &buf));
-  const IpcMapCache::Key ks{r.host,        r.pid,         r.slab_base,
-                            r.slab_id,     r.slab_handle, r.slot_offset + kSlotBytes};
+  const IpcMapCache::Key ks{r.host,    r.pid,         r.slab_base,
+                            r.slab_id, r.slab_handle, r.slot_offset + kSlotBytes};
   MPIX_TRY(m.cache.map(ks, be, device, &slab));
   out->dst = buf + r.buf_offset;
   out->open = reinterpret_cast<uint64_t *>(slab + r.slot_offset);

@@ -3,23 +3,25 @@
 //
 // A partitioned send and its receive on a stream communicator whose two ranks are a same-node
 // GPU-direct pair (provider mpi, MPIX_GPU_DIRECT), both on cudaMalloc buffers of the same size,
-// move each round as ONE copy from the send buffer into the receive buffer, made by the
-// sender's stream when it reaches the round's wait. With Rs / Rr the round values of each side
-// (PWords numbering; each side has its own base):
+// move each round as ONE copy from the send buffer into the receive buffer, made by a private
+// stream of the sender's request, started by the round's wait. With Rs / Rr the round values of
+// each side (PWords numbering; each side has its own base):
 //   receiver, at MPIX_Start_enqueue (its stream) or MPIX_Start (the host):   open := Rr - 1
-//   sender, at MPIX_Pwait_enqueue (its stream) or MPIX_Wait / MPIX_Test (a private stream of
-//   mpix's, pushed once per round): wait until every part[p] >= Rs (all partitions marked
-//   ready, by kernels on any stream or by the host), wait until open >= Rr - 1 (the receiver
-//   started the round: its buffer may be written), copy, arrived := Rr, done := Rs
+//   sender, at MPIX_Pwait_enqueue, MPIX_Wait or MPIX_Test (once per round), on its private
+//   stream: wait until every part[p] >= Rs (all partitions marked ready, by kernels on any
+//   stream or by the host), wait until open >= Rr - 1 (the receiver started the round: its
+//   buffer may be written), copy, arrived := Rr, done := Rs; MPIX_Pwait_enqueue's stream waits
+//   for done. The copy is not gated on the user's stream reaching the wait: a receive waited for
+//   before the send on both ranks would otherwise hold it back for ever.
 //   receiver, at MPIX_Pwait_enqueue: wait until arrived >= Rr, done := Rr; a kernel's
 //   MPIX_Parrived reads arrived (mpix_prequest_s::darrived); the host's MPIX_Wait / MPIX_Test /
 //   MPIX_Parrived read it with a small copy.
 // open and arrived are two words of the receiver's in device memory (a link slot: slabs
 // exported once and never freed, so a mapping of them never goes stale); the sender maps them
-// and the receive buffer's allocation with CUDA IPC. Every wait is in the stream order of the
-// process that waits, on work the peer does: no stream of mpix's waits for later work of its
-// own process (a kernel or wait launched ahead on a side stream could hold up the user's later
-// work on a shared hardware queue, the hang of the session-14 design).
+// and the receive buffer's allocation with CUDA IPC. The private stream's waits are started
+// only once the partitions they wait for were given to the GPU (the kernels marking them were
+// launched before the wait was called), so it never waits for work its process has not yet
+// submitted (the suspected hang of the session-14 design).
 //
 // Chosen per request pair when the receiver sees the header: the sender offers (header word 4)
 // where its own side qualifies; the receiver accepts where its side does too and the sizes
@@ -91,8 +93,7 @@ struct DirectTarget {
   uint64_t *arrived = nullptr;
   uint64_t rbase = 0;
 };
-Status direct_map(const DirectReply &r, Backend *be, int device, uint64_t bytes,
-                  DirectTarget *out);
+Status direct_map(const DirectReply &r, Backend *be, int device, uint64_t bytes, DirectTarget *out);
 
 // Private streams for rounds driven from the host (Backend::open_private_stream), reused.
 Status direct_stream_acquire(Backend *be, int device, std::unique_ptr<ExecStream> *out);

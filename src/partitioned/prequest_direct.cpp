@@ -27,8 +27,8 @@ Status PRequest::direct_known(bool block, bool *known) {
       MPIX_LOG(warn, "api",
                "partitioned %s %s %d tag %d: waited 10 s for the peer's partitioned request "
                "(its MPIX_%s_init) to match this one",
-               side_ == Side::send ? "send" : "receive", side_ == Side::send ? "to" : "from",
-               peer_, tag_, side_ == Side::send ? "Precv" : "Psend");
+               side_ == Side::send ? "send" : "receive", side_ == Side::send ? "to" : "from", peer_,
+               tag_, side_ == Side::send ? "Precv" : "Psend");
       warned = true;
     }
     backoff.pause(epoch);
