@@ -116,10 +116,12 @@ class ExecStream {
     (void)bytes;
     return false;
   }
+  // @p device_word: @p word is a device word (StreamMemOp::device_word), not signal memory.
   virtual Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
-                                 uint64_t value) {
-    Status st = copy_async(dst, src, bytes);
-    return st.is_ok() ? write_value(word, value) : st;
+                                 uint64_t value, bool device_word = false) {
+    MPIX_TRY(copy_async(dst, src, bytes));
+    const StreamMemOp op{StreamMemOp::write, word, value, device_word};
+    return batch(&op, 1);
   }
   // A staged receive's two steps as one: wait until *@p word reaches @p value, then
   // copy_prefix_async(@p dst, @p src, @p max_bytes, @p len_word) (one kernel that spins, then

@@ -41,18 +41,18 @@ Status PRequest::direct_push(uint64_t r) {
   if (!side_stream_) MPIX_TRY(direct_stream_acquire(be_, device_, &side_stream_));
   ExecStream *side = side_stream_.get();
   const uint64_t R = words_->R(r), Rr = target_.rbase + 2 * r;
-  std::vector<StreamMemOp> pre, post;
+  std::vector<StreamMemOp> pre;
   pre.reserve(words_->part.size() + 1);
   // Every partition marked ready (by kernels on any stream, or by the host: the data is
   // written), and the receiver's round started (its buffer may be written).
   for (const SignalWord &w : words_->part) pre.push_back({StreamMemOp::wait, w.word, R});
   pre.push_back({StreamMemOp::wait, target_.open, Rr - 1, true});
-  post.push_back({StreamMemOp::write, target_.arrived, Rr, true});
-  post.push_back({StreamMemOp::write, words_->done.word, R});
   MPIX_TRY(side->batch(pre.data(), pre.size()));
+  // The copy and the arrival mark: one kernel where the copy is small (the copy engine takes
+  // longer to start, and its call costs the host more), else the copy engine and a write.
   const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
-  MPIX_TRY(side->copy_async(target_.dst, buf_, bytes));
-  return side->batch(post.data(), post.size());
+  MPIX_TRY(side->copy_then_write(target_.dst, buf_, bytes, target_.arrived, Rr, true));
+  return side->write_value(words_->done.word, R);
 }
 
 Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) {

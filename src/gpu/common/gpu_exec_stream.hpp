@@ -245,11 +245,11 @@ class GpuExecStream final : public ExecStream {
   }
 
   Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
-                         uint64_t value) override {
+                         uint64_t value, bool device_word) override {
     if (!can_fuse_copy(dst, src, bytes))
-      return ExecStream::copy_then_write(dst, src, bytes, word, value);
-    uint64_t dev_word = 0;
-    MPIX_TRY(signals_->device_address(word, &dev_word));
+      return ExecStream::copy_then_write(dst, src, bytes, word, value, device_word);
+    uint64_t dev_word = reinterpret_cast<uint64_t>(word);
+    if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
     return Api::copy_write_kernel(s_, dst, src, bytes, dev_word, value);
