@@ -1,9 +1,10 @@
 // Direct partitioned rounds without a device (issue 12, "in CI"): which side qualifies and when
 // a receiver declines an offer (partitioned/direct_link.hpp).
+#include "partitioned/direct_link.hpp"
+
 #include <string>
 
 #include "catch.hpp"
-#include "partitioned/direct_link.hpp"
 
 using namespace mpix;
 
