@@ -109,11 +109,9 @@ Status direct_reply_fill(Backend *be, const void *buf, uint64_t bytes, const Lin
   r.buf_offset = reinterpret_cast<uint64_t>(buf) - r.buf_base;
   if (r.buf_offset + bytes > size)
     return make_status(MPI_ERR_BUFFER, "the receive buffer runs past its allocation");
-  // The sender may still map an allocation freed here whose place this buffer took: CUDA
-  // would then refuse or only partly map it (gpu/ipc_exports.hpp).
-  if (ipc_exports().overlaps_other(r.buf_base, size, r.buf_id))
-    return make_status(MPI_ERR_BUFFER,
-                       "the receive buffer lies where an allocation exported before was freed");
+  // Where an allocation exported before was freed and this one took its place, the sender may
+  // still map the old one: its mapping cache then reaches the new one through the old mapping
+  // (gpu/ipc_map_cache.hpp), or it fails and confirms the agents' path.
   MPIX_TRY(ipc_exports().handle(r.buf_base, size, r.buf_id, be, r.buf_handle));
   r.slab_base = slot.slab_base;
   r.slab_id = slot.slab_id;
@@ -132,6 +130,16 @@ Status direct_map(const DirectReply &r, Backend *be, int device, uint64_t bytes,
   const IpcMapCache::Key kb{r.host,   r.pid,        r.buf_base,
                             r.buf_id, r.buf_handle, r.buf_offset + bytes};
   MPIX_TRY(m.cache.map(kb, be, device, &buf));
+  // CUDA may map only part of an allocation made where a freed one lay (gpu/ipc_exports.hpp):
+  // the copy must land inside what is mapped.
+  uint64_t lo = 0, size = 0;
+  const char *dst = buf + r.buf_offset;
+  if (be->ipc_mapped_range(dst, &lo, &size).is_ok() &&
+      reinterpret_cast<uint64_t>(dst) + bytes > lo + size)
+    return make_status(MPI_ERR_BUFFER,
+                       "only %llu bytes of the receiver's %llu-byte buffer are mapped here",
+                       static_cast<unsigned long long>(lo + size - reinterpret_cast<uint64_t>(dst)),
+                       static_cast<unsigned long long>(bytes));
   const IpcMapCache::Key ks{r.host,    r.pid,         r.slab_base,
                             r.slab_id, r.slab_handle, r.slot_offset + kSlotBytes};
   MPIX_TRY(m.cache.map(ks, be, device, &slab));

@@ -23,11 +23,13 @@
 // launched before the wait was called), so it never waits for work its process has not yet
 // submitted (the suspected hang of the session-14 design).
 //
-// Chosen per request pair when the receiver sees the header: the sender offers (header word 4)
-// where its own side qualifies; the receiver accepts where its side does too and the sizes
-// match, and answers either way with a DirectReply on the private ctl communicator (tagged by
-// the sender's data-tag base). Both then keep that path for every round. A sender's first
-// wait, and a candidate receiver's, blocks until the answer (or the header) is in.
+// Chosen per request pair before its first round: the sender offers (header word 4) where its
+// own side qualifies; the receiver accepts where its side does too and the sizes match, and
+// answers either way with a DirectReply on the private ctl communicator (tag 2 * the sender's
+// data-tag base); after an acceptance the sender maps the receiver's memory and confirms with
+// 1, or with 0 where it could not (tag 2 * base + 1), and both take the confirmed path. Both
+// then keep that path for every round; no round opens before it is known. A first wait (either
+// side) blocks until then.
 // What the transfer gives up: partitions no longer move as they are marked ready (early-bird);
 // the whole round moves at the sender's wait.
 #pragma once

@@ -164,6 +164,16 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[1] = partitions;
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
+    if (r->direct_candidate_) {
+      // The answer and confirmation take tags 2 * base and 2 * base + 1 on ctl.
+      int *ub = nullptr, flag = 0;
+      MPIX_MPI_CHECK(MPI_Comm_get_attr(r->pc_->ctl, MPI_TAG_UB, &ub, &flag));
+      if (!flag || 2 * static_cast<int64_t>(r->data_tag_base_) + 1 > *ub) {
+        r->direct_candidate_ = false;
+        r->direct_refusal_ = "its tags do not fit below MPI_TAG_UB";
+        r->direct_.store(kDirectNo);
+      }
+    }
     r->header_[4] = r->direct_candidate_ ? 1 : 0;
     // On failure the destructor gives the tags back.
     MPIX_TRY(r->start_op(true, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
@@ -172,7 +182,7 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     // process's live sends).
     if (r->direct_candidate_)
       MPIX_TRY(r->start_op(false, &r->reply_, static_cast<int>(sizeof r->reply_), MPI_BYTE,
-                           r->data_tag_base_, r->pc_->ctl_ctx, &kHeaderGate, 0, &r->reply_op_));
+                           r->ctl_tag(false), r->pc_->ctl_ctx, &kHeaderGate, 0, &r->reply_op_));
   } else {
     MPIX_TRY(r->start_op(false, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
                          &r->header_op_));

@@ -164,7 +164,11 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Engine steps.
   bool engine_header();
   bool engine_reply();
+  bool engine_confirm();
   void engine_answer_offer();
+  // The tags on ctl of a request pair's answer and confirmation (the sender's data-tag base
+  // told apart by its low bit: either process may also send the other on ctl).
+  int ctl_tag(bool confirm) const { return 2 * data_tag_base_ + (confirm ? 1 : 0); }
   bool engine_open_round(uint64_t k);
   void engine_post_drains(uint64_t R);
   bool engine_reap_orphans();
@@ -201,6 +205,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   LinkSlot slot_;           // receive candidate: its open / arrived words
   DirectReply reply_{};     // the answer (sent by the receiver, received by the sender)
   Op *reply_op_ = nullptr;  // until the engine saw it complete
+  // The sender's confirmation once it has mapped the receiver's memory (1) or could not (0),
+  // sent on ctl after the answer; the receiver decides on it.
+  int64_t confirm_ = 0;
+  Op *confirm_op_ = nullptr;  // until the engine saw it complete
   std::atomic<int> direct_{kDirectNo};
   std::atomic<uint64_t> host_steps_{0};  // rounds a host thread of mpix's worked on
   Status direct_error_;                  // kDirectFailed: why (written before direct_)

@@ -52,7 +52,7 @@ bool PRequest::engine_header() {
   op_unref(op);
   if (side_ == Side::recv) {
     // Direct rounds: an offer is answered either way; without one the agents carry them.
-    if (op_ok && (header_[4] & 1)) engine_answer_offer();
+    if (op_ok && header_[0] == kHeaderMagic && (header_[4] & 1)) engine_answer_offer();
     else direct_.store(kDirectNo, std::memory_order_release);
   }
   if (!header_error_.is_ok())
@@ -75,24 +75,33 @@ void PRequest::engine_answer_offer() {
                                   &reply_);
     if (!st.is_ok()) text = "exporting the receive buffer: " + st.what();
   }
-  const bool accept = text.empty();
+  bool accept = text.empty();
   reply_.magic = kDirectReplyMagic;
   reply_.accept = accept ? 1 : 0;
-  Status st = start_op(true, &reply_, static_cast<int>(sizeof reply_), MPI_BYTE, data_tag_base_,
+  // An acceptance is decided by the sender's confirmation (it maps the memory first).
+  if (accept) {
+    Status st = start_op(false, &confirm_, 1, MPI_INT64_T, ctl_tag(true), pc_->ctl_ctx,
+                         &kHeaderGate, 0, &confirm_op_);
+    if (!st.is_ok()) {
+      accept = false;
+      reply_.accept = 0;
+      text = "posting the receive of the sender's confirmation: " + st.what();
+    }
+  }
+  Status st = start_op(true, &reply_, static_cast<int>(sizeof reply_), MPI_BYTE, ctl_tag(false),
                        pc_->ctl_ctx, &kHeaderGate, 0, &reply_op_);
-  if (!st.is_ok()) {
+  if (!st.is_ok())
     // The sender waits for this answer at its first wait: say why it will not come.
     MPIX_LOG(error, "api",
              "partitioned receive from %d tag %d: cannot answer the sender's offer of direct "
              "rounds (its first wait will not return): %s",
              peer_, tag_, st.what().c_str());
+  if (!accept) {
+    MPIX_LOG(info, "api", "partitioned receive from %d tag %d: the agents' path: %s", peer_, tag_,
+             text.c_str());
+    direct_.store(kDirectNo, std::memory_order_release);
+    notifier().notify();
   }
-  MPIX_LOG(
-      info, "api", "partitioned receive from %d tag %d: %s%s", peer_, tag_,
-      accept ? "direct rounds (one GPU-to-GPU copy per round, no host step)" : "the agents' path: ",
-      text.c_str());
-  direct_.store(accept ? kDirectYes : kDirectNo, std::memory_order_release);
-  notifier().notify();
 }
 
 bool PRequest::engine_reply() {
@@ -101,6 +110,7 @@ bool PRequest::engine_reply() {
   reply_op_ = nullptr;
   if (side_ == Side::send) {
     int d = kDirectNo;
+    std::string why = "the receiver declined";
     if (op->status.MPI_ERROR != MPI_SUCCESS) {
       direct_error_ = op->error;
       d = kDirectFailed;
@@ -113,23 +123,45 @@ bool PRequest::engine_reply() {
     } else if (reply_.accept == 1) {
       const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
       Status st = direct_map(reply_, be_, device_, bytes, &target_);
-      if (st.is_ok()) {
-        d = kDirectYes;
-      } else {
-        // The receiver waits for copies that cannot be made: fail every round here, loudly.
+      d = st.is_ok() ? kDirectYes : kDirectNo;
+      if (!st.is_ok()) why = "mapping the receiver's buffer: " + st.what();
+      // The receiver decides on this: direct, or the agents' path (nothing was moved yet).
+      confirm_ = d == kDirectYes ? 1 : 0;
+      st = start_op(true, &confirm_, 1, MPI_INT64_T, ctl_tag(true), pc_->ctl_ctx, &kHeaderGate, 0,
+                    &confirm_op_);
+      if (!st.is_ok()) {
         direct_error_ = make_status(st.code(),
-                                    "partitioned send to %d tag %d: mapping the receiver's "
-                                    "buffer for direct rounds failed: %s",
+                                    "partitioned send to %d tag %d: cannot confirm direct "
+                                    "rounds to the receiver (its rounds will not complete): %s",
                                     peer_, tag_, st.what().c_str());
         MPIX_LOG(error, "api", "%s", direct_error_.what().c_str());
         d = kDirectFailed;
       }
     }
-    MPIX_LOG(info, "api", "partitioned send to %d tag %d: %s", peer_, tag_,
+    MPIX_LOG(info, "api", "partitioned send to %d tag %d: %s%s", peer_, tag_,
              d == kDirectYes  ? "direct rounds (one GPU-to-GPU copy per round, no host step)"
-             : d == kDirectNo ? "the agents' path (the receiver declined direct rounds)"
-                              : "direct rounds failed");
+             : d == kDirectNo ? "the agents' path: "
+                              : "direct rounds failed: ",
+             d == kDirectYes  ? ""
+             : d == kDirectNo ? why.c_str()
+                              : direct_error_.what().c_str());
     direct_.store(d, std::memory_order_release);
+    notifier().notify();
+  }
+  op_unref(op);
+  return true;
+}
+
+bool PRequest::engine_confirm() {
+  if (!op_done(*confirm_op_)) return false;
+  Op *op = confirm_op_;
+  confirm_op_ = nullptr;
+  if (side_ == Side::recv) {
+    const bool yes = op->status.MPI_ERROR == MPI_SUCCESS && confirm_ == 1;
+    MPIX_LOG(info, "api", "partitioned receive from %d tag %d: %s", peer_, tag_,
+             yes ? "direct rounds (one GPU-to-GPU copy per round, no host step)"
+                 : "the agents' path (the sender could not map this buffer)");
+    direct_.store(yes ? kDirectYes : kDirectNo, std::memory_order_release);
     notifier().notify();
   }
   op_unref(op);
@@ -298,15 +330,15 @@ void PRequest::engine_cancel() {
 bool PRequest::progress() {
   bool any = engine_header();
   if (reply_op_) any |= engine_reply();
+  if (confirm_op_) any |= engine_confirm();
   if (!orphans_.empty()) any |= engine_reap_orphans();
   if (cancel_.load()) {
     engine_cancel();
     return true;
   }
   switch (direct_.load(std::memory_order_acquire)) {
-    case kDirectUnknown:  // a sender waits for the answer before its rounds open
-      if (side_ == Side::send) return any;
-      break;
+    case kDirectUnknown:  // the path is chosen before any round opens
+      return any;
     case kDirectYes:
     case kDirectFailed:
       // The streams (or the host) carry every round: nothing for the agent.
@@ -330,7 +362,8 @@ bool PRequest::progress() {
 }
 
 bool PRequest::engine_idle() const {
-  if (eng_completed_ != current_round() || !orphans_.empty() || reply_op_) return false;
+  if (eng_completed_ != current_round() || !orphans_.empty() || reply_op_ || confirm_op_)
+    return false;
   // A freed request also waits until its stream has written its last round mark (the words
   // go back to the pool after that, never while a stream may still write them), and until its
   // header op is complete (the op points into the request).
