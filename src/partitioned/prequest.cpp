@@ -153,6 +153,9 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
       }
     }
     r->direct_.store(r->direct_candidate_ ? kDirectUnknown : kDirectNo);
+    if (side == Side::recv && !r->direct_candidate_ && r->be_->kind() != StreamKind::host)
+      MPIX_LOG(info, "api", "partitioned receive from %d tag %d: the agents' path: %s", peer, tag,
+               r->direct_refusal_);
   }
   // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
@@ -167,7 +170,7 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     if (r->direct_candidate_) {
       // The answer and confirmation take tags 2 * base and 2 * base + 1 on ctl.
       int *ub = nullptr, flag = 0;
-      MPIX_MPI_CHECK(MPI_Comm_get_attr(r->pc_->ctl, MPI_TAG_UB, &ub, &flag));
+      MPIX_MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
       if (!flag || 2 * static_cast<int64_t>(r->data_tag_base_) + 1 > *ub) {
         r->direct_candidate_ = false;
         r->direct_refusal_ = "its tags do not fit below MPI_TAG_UB";
@@ -175,6 +178,9 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
       }
     }
     r->header_[4] = r->direct_candidate_ ? 1 : 0;
+    if (!r->direct_candidate_ && r->be_->kind() != StreamKind::host)
+      MPIX_LOG(info, "api", "partitioned send to %d tag %d: the agents' path: %s", peer, tag,
+               r->direct_refusal_);
     // On failure the destructor gives the tags back.
     MPIX_TRY(r->start_op(true, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
                          &r->header_op_));
