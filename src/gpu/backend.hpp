@@ -123,6 +123,15 @@ class ExecStream {
     const StreamMemOp op{StreamMemOp::write, word, value, device_word};
     return batch(&op, 1);
   }
+  // The waits of @p waits, then copy_then_write(@p dst, @p src, @p bytes, @p word, @p value,
+  // @p device_word): one kernel that spins, copies and stores where the waits are few
+  // (kMaxThenWaits) and can_fuse_copy says so (a direct partitioned round's copy).
+  virtual Status waits_copy_then_write(const StreamMemOp *waits, std::size_t nwaits, void *dst,
+                                       const void *src, std::size_t bytes, uint64_t *word,
+                                       uint64_t value, bool device_word) {
+    MPIX_TRY(batch(waits, nwaits));
+    return copy_then_write(dst, src, bytes, word, value, device_word);
+  }
   // A staged receive's two steps as one: wait until *@p word reaches @p value, then
   // copy_prefix_async(@p dst, @p src, @p max_bytes, @p len_word) (one kernel that spins, then
   // copies, where can_fuse_copy and can_copy_prefix say so); then the @p nthen waits of

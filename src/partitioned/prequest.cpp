@@ -400,7 +400,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
     // The round's push, once, on a private stream of mpix's (its done write ends the wait).
     std::lock_guard<std::mutex> lk(mu_);
     if (active_ && current_round() == r && pushed_round_ != r) {
-      MPIX_TRY(direct_push(r));
+      MPIX_TRY(direct_push(r, true));
       pushed_round_ = r;
       host_steps_.fetch_add(1, std::memory_order_relaxed);
     }

@@ -151,8 +151,9 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Host: waits (or, with @p block false, looks) until the path is known; *known says whether.
   Status direct_known(bool block, bool *known);
   // The sender's copy of direct round @p r, on its private stream (made on first use), once
-  // every partition is marked ready and the receiver started the round. mu_ held.
-  Status direct_push(uint64_t r);
+  // every partition is marked ready and the receiver started the round; then, with
+  // @p write_done, the round's done word (what a host wait polls). mu_ held.
+  Status direct_push(uint64_t r, bool write_done);
   // MPIX_Pwait_enqueue of direct round @p r on @p ex: the sender's push, started from there,
   // or the receiver's wait for arrival; then the round's completion, in stream order.
   // @p trigger: the stream's deferred trigger value to write first (0: none). mu_ held.

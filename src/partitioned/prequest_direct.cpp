@@ -37,22 +37,23 @@ Status PRequest::direct_known(bool block, bool *known) {
   return {};
 }
 
-Status PRequest::direct_push(uint64_t r) {
+Status PRequest::direct_push(uint64_t r, bool write_done) {
   if (!side_stream_) MPIX_TRY(direct_stream_acquire(be_, device_, &side_stream_));
   ExecStream *side = side_stream_.get();
   const uint64_t R = words_->R(r), Rr = target_.rbase + 2 * r;
-  std::vector<StreamMemOp> pre;
-  pre.reserve(words_->part.size() + 1);
+  std::vector<StreamMemOp> waits;
+  waits.reserve(words_->part.size() + 1);
   // Every partition marked ready (by kernels on any stream, or by the host: the data is
   // written), and the receiver's round started (its buffer may be written).
-  for (const SignalWord &w : words_->part) pre.push_back({StreamMemOp::wait, w.word, R});
-  pre.push_back({StreamMemOp::wait, target_.open, Rr - 1, true});
-  MPIX_TRY(side->batch(pre.data(), pre.size()));
-  // The copy and the arrival mark: one kernel where the copy is small (the copy engine takes
-  // longer to start, and its call costs the host more), else the copy engine and a write.
+  for (const SignalWord &w : words_->part) waits.push_back({StreamMemOp::wait, w.word, R});
+  waits.push_back({StreamMemOp::wait, target_.open, Rr - 1, true});
+  // Then the copy and the arrival mark: one kernel that waits, copies and marks where the
+  // partitions are few and the round small (each stream call costs the host microseconds),
+  // else waits, the copy engine and a write.
   const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
-  MPIX_TRY(side->copy_then_write(target_.dst, buf_, bytes, target_.arrived, Rr, true));
-  return side->write_value(words_->done.word, R);
+  MPIX_TRY(side->waits_copy_then_write(waits.data(), waits.size(), target_.dst, buf_, bytes,
+                                       target_.arrived, Rr, true));
+  return write_done ? side->write_value(words_->done.word, R) : Status{};
 }
 
 Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) {
@@ -62,9 +63,11 @@ Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) 
   if (side_ == Side::send) {
     // The copy runs on a stream of mpix's, started from here and gated on the partitions'
     // ready marks, not on this stream: a receive waited for earlier on this stream (MPI's usual
-    // order, receives before sends, on both ranks) must not hold it back.
-    MPIX_TRY(direct_push(r));
-    ops.push_back({StreamMemOp::wait, words_->done.word, R});
+    // order, receives before sends, on both ranks) must not hold it back. This stream waits
+    // for the arrival mark the copy sets.
+    MPIX_TRY(direct_push(r, false));
+    ops.push_back({StreamMemOp::wait, target_.arrived, target_.rbase + 2 * r, true});
+    ops.push_back({StreamMemOp::write, words_->done.word, R});
   } else {
     ops.push_back({StreamMemOp::wait, slot_.words + 1, R, true});
     ops.push_back({StreamMemOp::write, words_->done.word, R});

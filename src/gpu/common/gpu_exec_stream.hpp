@@ -255,6 +255,29 @@ class GpuExecStream final : public ExecStream {
     return Api::copy_write_kernel(s_, dst, src, bytes, dev_word, value);
   }
 
+  Status waits_copy_then_write(const StreamMemOp *waits, std::size_t nwaits, void *dst,
+                               const void *src, std::size_t bytes, uint64_t *word, uint64_t value,
+                               bool device_word) override {
+    ThenWaits tw{};
+    bool fold = nwaits <= kMaxThenWaits && can_fuse_copy(dst, src, bytes);
+    for (std::size_t i = 0; fold && i < nwaits; ++i) {
+      fold = waits[i].kind == StreamMemOp::wait;
+      if (!fold) break;
+      if (waits[i].device_word) tw.word[i] = reinterpret_cast<uint64_t>(waits[i].word);
+      else fold = signals_->device_address(waits[i].word, &tw.word[i]).is_ok();
+      tw.value[i] = waits[i].value;
+    }
+    if (!fold)
+      return ExecStream::waits_copy_then_write(waits, nwaits, dst, src, bytes, word, value,
+                                               device_word);
+    tw.n = static_cast<unsigned>(nwaits);
+    uint64_t dev_word = reinterpret_cast<uint64_t>(word);
+    if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::waits_copy_write_kernel(s_, tw, dst, src, bytes, dev_word, value);
+  }
+
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
                                std::size_t max_bytes, const uint64_t *len_word,
                                const StreamMemOp *then, std::size_t nthen) override {

@@ -117,6 +117,11 @@ struct CudaApi {
   // send's copy out and trigger in one stream operation).
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value);
+  // One block: one thread waits until each of @p first's words reaches its value, the block
+  // copies @p bytes, then one thread stores @p value to @p dev_word.
+  static Status waits_copy_write_kernel(stream_t s, const ThenWaits &first, void *dst,
+                                        const void *src, std::size_t bytes, uint64_t dev_word,
+                                        uint64_t value);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
   // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in), then spins
   // until each of @p then's words reaches its value.

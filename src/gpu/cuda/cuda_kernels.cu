@@ -196,6 +196,21 @@ __device__ void wait_then(const ThenWaits &then) {
   __threadfence_system();
 }
 
+// A direct partitioned round's copy (partitioned/direct_link.hpp) as one kernel: one thread
+// waits for @p first (the partitions' ready marks, the receiver's open round), the block
+// copies, then one thread makes the copy visible system-wide and stores the arrival mark.
+__global__ void waits_copy_store(ThenWaits first, char *dst, const char *src, unsigned long long n,
+                                 volatile unsigned long long *word, unsigned long long value) {
+  if (threadIdx.x == 0) wait_then(first);
+  __syncthreads();
+  copy_bytes(dst, src, n);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    *word = value;
+  }
+}
+
 // A staged receive's completion wait and copy in as one kernel: in each block one thread spins
 // on the completion word (one host-memory reader per block), the block meets, then its threads
 // copy their share of the message's prefix as copy_prefix does.
@@ -325,6 +340,16 @@ Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::s
   return {};
 }
 
+Status CudaApi::waits_copy_write_kernel(stream_t s, const ThenWaits &first, void *dst,
+                                        const void *src, std::size_t bytes, uint64_t dev_word,
+                                        uint64_t value) {
+  waits_copy_store<<<1, 256, 0, s>>>(first, static_cast<char *>(dst),
+                                     static_cast<const char *>(src), bytes,
+                                     reinterpret_cast<unsigned long long *>(dev_word), value);
+  MPIX_CUDA_CHECK(cudaGetLastError());
+  return {};
+}
+
 Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket,
@@ -415,6 +440,7 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_grid));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, waits_copy_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy_grid));
   return {};
