@@ -255,22 +255,27 @@ class GpuExecStream final : public ExecStream {
     return Api::copy_write_kernel(s_, dst, src, bytes, dev_word, value);
   }
 
+  // @p ops as a kernel's list of waits (device addresses), where they are at most
+  // kMaxThenWaits and all waits; *@p tw stays empty (n 0) where not.
+  bool fold_waits(const StreamMemOp *ops, std::size_t n, ThenWaits *tw) const {
+    if (n > kMaxThenWaits) return false;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (ops[i].kind != StreamMemOp::wait) return false;
+      if (ops[i].device_word) tw->word[i] = reinterpret_cast<uint64_t>(ops[i].word);
+      else if (!signals_->device_address(ops[i].word, &tw->word[i]).is_ok()) return false;
+      tw->value[i] = ops[i].value;
+    }
+    tw->n = static_cast<unsigned>(n);
+    return true;
+  }
+
   Status waits_copy_then_write(const StreamMemOp *waits, std::size_t nwaits, void *dst,
                                const void *src, std::size_t bytes, uint64_t *word, uint64_t value,
                                bool device_word) override {
     ThenWaits tw{};
-    bool fold = nwaits <= kMaxThenWaits && can_fuse_copy(dst, src, bytes);
-    for (std::size_t i = 0; fold && i < nwaits; ++i) {
-      fold = waits[i].kind == StreamMemOp::wait;
-      if (!fold) break;
-      if (waits[i].device_word) tw.word[i] = reinterpret_cast<uint64_t>(waits[i].word);
-      else fold = signals_->device_address(waits[i].word, &tw.word[i]).is_ok();
-      tw.value[i] = waits[i].value;
-    }
-    if (!fold)
+    if (!can_fuse_copy(dst, src, bytes) || !fold_waits(waits, nwaits, &tw))
       return ExecStream::waits_copy_then_write(waits, nwaits, dst, src, bytes, word, value,
                                                device_word);
-    tw.n = static_cast<unsigned>(nwaits);
     uint64_t dev_word = reinterpret_cast<uint64_t>(word);
     if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
     DeviceGuard<Api> g(device_);
@@ -289,15 +294,7 @@ class GpuExecStream final : public ExecStream {
     // The other waits go into the kernel where they are few and all waits (a deferred trigger
     // write keeps its stream operation), else into a batch after it.
     ThenWaits tw{};
-    bool fold = nthen <= kMaxThenWaits;
-    for (std::size_t i = 0; fold && i < nthen; ++i) {
-      fold = then[i].kind == StreamMemOp::wait;
-      if (!fold) break;
-      if (then[i].device_word) tw.word[i] = reinterpret_cast<uint64_t>(then[i].word);
-      else fold = signals_->device_address(then[i].word, &tw.word[i]).is_ok();
-      tw.value[i] = then[i].value;
-    }
-    tw.n = fold ? static_cast<unsigned>(nthen) : 0;
+    const bool fold = fold_waits(then, nthen, &tw);
     {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
