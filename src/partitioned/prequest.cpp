@@ -463,7 +463,14 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
 
 Status PRequest::pwait_enqueue(MPI_Status *status) {
   if (direct_candidate_) {
-    // The first round waits until the path is known (the sender's answer, or the header).
+    {
+      // Only a started request gets its path chosen (the engine sees it once started).
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!active_)
+        return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
+    }
+    // The first round waits until the path is known (the peer's header, answer or
+    // confirmation).
     bool known = false;
     MPIX_TRY(direct_known(true, &known));
     if (direct_.load(std::memory_order_acquire) == kDirectFailed) return direct_error_;
