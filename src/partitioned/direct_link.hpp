@@ -10,9 +10,10 @@
 //   sender, at MPIX_Pwait_enqueue, MPIX_Wait or MPIX_Test (once per round), on its private
 //   stream: wait until every part[p] >= Rs (all partitions marked ready, by kernels on any
 //   stream or by the host), wait until open >= Rr - 1 (the receiver started the round: its
-//   buffer may be written), copy, arrived := Rr, done := Rs; MPIX_Pwait_enqueue's stream waits
-//   for done. The copy is not gated on the user's stream reaching the wait: a receive waited for
-//   before the send on both ranks would otherwise hold it back for ever.
+//   buffer may be written), copy, arrived := Rr (one kernel for small rounds), and for MPIX_Wait
+//   / MPIX_Test done := Rs; MPIX_Pwait_enqueue's stream waits until arrived >= Rr. The copy is
+//   not gated on the user's stream reaching the wait: a receive waited for before the send on
+//   both ranks would otherwise hold it back for ever.
 //   receiver, at MPIX_Pwait_enqueue: wait until arrived >= Rr, done := Rr; a kernel's
 //   MPIX_Parrived reads arrived (mpix_prequest_s::darrived); the host's MPIX_Wait / MPIX_Test /
 //   MPIX_Parrived read it with a small copy.

@@ -140,22 +140,16 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     ds.cuda = r->be_->kind() == StreamKind::cuda;
     ds.device_memory = ds.cuda && r->be_->classify(buf) == MemKind::device;
     ds.bytes = static_cast<int64_t>(partitions) * count * r->type_size_;
+    // (A GPU-direct pair implies a stream communicator of a device: device_ is set.)
     r->direct_refusal_ = direct_side_refusal(ds);
-    r->direct_candidate_ = !r->direct_refusal_ && r->device_ >= 0;
-    if (!r->direct_refusal_ && r->device_ < 0) r->direct_refusal_ = "the stream has no device";
-    if (r->direct_candidate_ && side == Side::recv) {
+    if (!r->direct_refusal_ && side == Side::recv) {
       Status st = link_slot_acquire(r->be_, r->device_, &r->slot_);
       if (!st.is_ok()) {
-        MPIX_LOG(info, "api", "partitioned receive: no direct rounds: link words: %s",
+        MPIX_LOG(info, "api", "partitioned receive: link words in device memory: %s",
                  st.what().c_str());
-        r->direct_candidate_ = false;
         r->direct_refusal_ = "no device memory for its link words";
       }
     }
-    r->direct_.store(r->direct_candidate_ ? kDirectUnknown : kDirectNo);
-    if (side == Side::recv && !r->direct_candidate_ && r->be_->kind() != StreamKind::host)
-      MPIX_LOG(info, "api", "partitioned receive from %d tag %d: the agents' path: %s", peer, tag,
-               r->direct_refusal_);
   }
   // The header travels on pc_->hdr with the user's tag, as soon as the agent sees it.
   if (peer == MPI_PROC_NULL) {
@@ -167,32 +161,27 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     r->header_[1] = partitions;
     r->header_[2] = static_cast<int64_t>(count) * r->type_size_;
     r->header_[3] = r->data_tag_base_;
-    if (r->direct_candidate_) {
-      // The answer and confirmation take tags 2 * base and 2 * base + 1 on ctl.
-      int *ub = nullptr, flag = 0;
-      MPIX_MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
-      if (!flag || 2 * static_cast<int64_t>(r->data_tag_base_) + 1 > *ub) {
-        r->direct_candidate_ = false;
-        r->direct_refusal_ = "its tags do not fit below MPI_TAG_UB";
-        r->direct_.store(kDirectNo);
-      }
-    }
-    r->header_[4] = r->direct_candidate_ ? 1 : 0;
-    if (!r->direct_candidate_ && r->be_->kind() != StreamKind::host)
-      MPIX_LOG(info, "api", "partitioned send to %d tag %d: the agents' path: %s", peer, tag,
-               r->direct_refusal_);
+    // The answer and confirmation take tags 2 * base and 2 * base + 1 on ctl.
+    if (!r->direct_refusal_ && 2 * static_cast<int64_t>(r->data_tag_base_) + 1 > tag_upper_bound())
+      r->direct_refusal_ = "its tags do not fit below MPI_TAG_UB";
+    r->header_[4] = r->direct_candidate() ? 1 : 0;
     // On failure the destructor gives the tags back.
     MPIX_TRY(r->start_op(true, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
                          &r->header_op_));
     // The receiver answers an offer on ctl, tagged by the data-tag base (unique among this
     // process's live sends).
-    if (r->direct_candidate_)
+    if (r->direct_candidate())
       MPIX_TRY(r->start_op(false, &r->reply_, static_cast<int>(sizeof r->reply_), MPI_BYTE,
                            r->ctl_tag(false), r->pc_->ctl_ctx, &kHeaderGate, 0, &r->reply_op_));
   } else {
     MPIX_TRY(r->start_op(false, r->header_, 5, MPI_INT64_T, tag, r->pc_->hdr_ctx, &kHeaderGate, 0,
                          &r->header_op_));
   }
+  r->direct_.store(r->direct_candidate() ? kDirectUnknown : kDirectNo);
+  if (!r->direct_candidate() && r->be_->kind() != StreamKind::host)
+    MPIX_LOG(info, "api", "partitioned %s %s %d tag %d: the agents' path: %s",
+             side == Side::send ? "send" : "receive", side == Side::send ? "to" : "from", peer, tag,
+             r->direct_refusal_);
   *out = std::move(r);
   return {};
 }
@@ -379,7 +368,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
     }
     r = current_round();
   }
-  if (direct_candidate_) {
+  if (direct_candidate()) {
     bool known = false;
     MPIX_TRY(direct_known(!flag, &known));
     if (!known) {  // MPIX_Test before the path is known
@@ -390,11 +379,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   const int direct = direct_.load(std::memory_order_acquire);
   if (direct == kDirectFailed) {
     std::lock_guard<std::mutex> lk(mu_);
-    if (active_ && current_round() == r) abandon_round(words_->R(r));
-    status_set_empty(status);
-    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = direct_error_.code();
-    if (flag) *flag = 1;
-    return direct_error_;
+    return fail_round(r, direct_error_, status, flag);
   }
   if (direct == kDirectYes && side_ == Side::send) {
     // The round's push, once, on a private stream of mpix's (its done write ends the wait).
@@ -424,13 +409,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
       // round and leave the request inactive, rather than hang.
       std::lock_guard<std::mutex> lk(mu_);
       Status derr = device_error(true);
-      if (!derr.is_ok()) {
-        if (active_ && current_round() == r) abandon_round(R);
-        status_set_empty(status);
-        if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = derr.code();
-        if (flag) *flag = 1;
-        return derr;
-      }
+      if (!derr.is_ok()) return fail_round(r, derr, status, flag);
     }
     if (flag) {
       *flag = 0;
@@ -445,11 +424,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   } else {
     active_ = false;
     if (!reached(load_signal(words_->round.word), R)) store_signal(words_->round.word, R);
-    if (direct == kDirectYes) {
-      std::lock_guard<std::mutex> slk(status_mu_);
-      round_status_ = round_status(MPI_SUCCESS);
-      status_round_ = r;
-    }
+    if (direct == kDirectYes) set_round_status(r, MPI_SUCCESS);
     fill_status(status);
     MPIX_TRY(round_mirrors_store(*words_, R));
   }
@@ -462,7 +437,7 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
 }
 
 Status PRequest::pwait_enqueue(MPI_Status *status) {
-  if (direct_candidate_) {
+  if (direct_candidate()) {
     {
       // Only a started request gets its path chosen (the engine sees it once started).
       std::lock_guard<std::mutex> lk(mu_);
@@ -486,12 +461,8 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
       std::lock_guard<FutexLock> slk(*order);
       MPIX_TRY(direct_round_ops(ex, r, ctx_->stream->take_deferred()));
     }
-    {
-      std::lock_guard<std::mutex> slk(status_mu_);
-      round_status_ = round_status(MPI_SUCCESS);
-      status_round_ = r;
-    }
-    if (status != MPI_STATUS_IGNORE) *status = round_status(MPI_SUCCESS);
+    set_round_status(r, MPI_SUCCESS);
+    fill_status(status);
     active_ = false;
     last_wait_enqueued_ = true;
     return device_error(true);
@@ -519,6 +490,14 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
   active_ = false;
   last_wait_enqueued_ = true;
   return device_error(true);
+}
+
+Status PRequest::fail_round(uint64_t r, const Status &err, MPI_Status *status, int *flag) {
+  if (active_ && current_round() == r) abandon_round(words_->R(r));
+  status_set_empty(status);
+  if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = err.code();
+  if (flag) *flag = 1;
+  return err;
 }
 
 void PRequest::abandon_round(uint64_t R) {

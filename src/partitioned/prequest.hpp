@@ -160,7 +160,14 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   Status direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger);
   // Host: whether the receiver's arrived word reached round @p r's value.
   Status direct_arrived(uint64_t r, bool *yes);
+  // Round @p k's status, from the request's fields and @p error.
   MPI_Status round_status(int error) const;
+  // Records round @p k's status (round_status) for MPIX_Wait and the MPIX_Pwait_enqueue calls
+  // of that round.
+  void set_round_status(uint64_t k, int error);
+  // Ends round @p r with @p err (a device misuse, failed direct rounds): abandons it, fills
+  // *@p status, sets *@p flag; returns @p err. mu_ held.
+  Status fail_round(uint64_t r, const Status &err, MPI_Status *status, int *flag);
 
   // Engine steps.
   bool engine_header();
@@ -200,9 +207,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // host's), and the device whose side stream the agent copies on (-1: its current one).
   Backend *be_ = nullptr;
   int device_ = -1;
-  // Direct rounds: this side qualifies (a send offers; a receive has a link slot), and why not.
-  bool direct_candidate_ = false;
+  // Direct rounds: why this side does not qualify, null where it does (a send then offers; a
+  // receive has a link slot).
   const char *direct_refusal_ = nullptr;
+  bool direct_candidate() const { return !direct_refusal_; }
   LinkSlot slot_;           // receive candidate: its open / arrived words
   DirectReply reply_{};     // the answer (sent by the receiver, received by the sender)
   Op *reply_op_ = nullptr;  // until the engine saw it complete

@@ -67,11 +67,10 @@ Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) 
     // for the arrival mark the copy sets.
     MPIX_TRY(direct_push(r, false));
     ops.push_back({StreamMemOp::wait, target_.arrived, target_.rbase + 2 * r, true});
-    ops.push_back({StreamMemOp::write, words_->done.word, R});
   } else {
     ops.push_back({StreamMemOp::wait, slot_.words + 1, R, true});
-    ops.push_back({StreamMemOp::write, words_->done.word, R});
   }
+  ops.push_back({StreamMemOp::write, words_->done.word, R});
   ops.push_back({StreamMemOp::write, words_->round.word, R});
   round_mirrors_append(*words_, R, &ops);
   return ex->batch(ops.data(), ops.size());
@@ -88,6 +87,23 @@ void PRequest::path(int *direct, MPI_Count *host_steps) const {
   const int d = direct_.load(std::memory_order_acquire);
   if (direct) *direct = d == kDirectUnknown ? -1 : d == kDirectYes ? 1 : 0;
   if (host_steps) *host_steps = static_cast<MPI_Count>(host_steps_.load());
+}
+
+void PRequest::set_round_status(uint64_t k, int error) {
+  const MPI_Status st = round_status(error);
+  std::lock_guard<std::mutex> lk(status_mu_);
+  round_status_ = st;
+  status_round_ = k;
+  // MPIX_Pwait_enqueue's statuses of round k (the stream reads them after done).
+  for (std::size_t i = 0; i < enqueued_status_.size();) {
+    if (enqueued_status_[i].first != k) {
+      ++i;
+      continue;
+    }
+    *enqueued_status_[i].second = st;
+    enqueued_status_[i] = enqueued_status_.back();
+    enqueued_status_.pop_back();
+  }
 }
 
 MPI_Status PRequest::round_status(int error) const {

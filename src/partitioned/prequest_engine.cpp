@@ -65,9 +65,7 @@ bool PRequest::engine_header() {
 
 void PRequest::engine_answer_offer() {
   const int64_t recv_bytes = static_cast<int64_t>(partitions_) * count_ * type_size_;
-  const char *why = direct_answer_refusal(
-      direct_candidate_ ? nullptr : (direct_refusal_ ? direct_refusal_ : "not a candidate"),
-      header_[1] * header_[2], recv_bytes);
+  const char *why = direct_answer_refusal(direct_refusal_, header_[1] * header_[2], recv_bytes);
   std::string text = why ? why : "";
   reply_ = DirectReply{};
   if (!why) {
@@ -286,22 +284,7 @@ bool PRequest::engine_reap_orphans() {
 }
 
 void PRequest::engine_complete_round(uint64_t k) {
-  const MPI_Status st = round_status(round_error_);
-  {
-    std::lock_guard<std::mutex> lk(status_mu_);
-    round_status_ = st;
-    status_round_ = k;
-    // MPIX_Pwait_enqueue: the stream reads it after done.
-    for (std::size_t i = 0; i < enqueued_status_.size();) {
-      if (enqueued_status_[i].first != k) {
-        ++i;
-        continue;
-      }
-      *enqueued_status_[i].second = st;
-      enqueued_status_[i] = enqueued_status_.back();
-      enqueued_status_.pop_back();
-    }
-  }
+  set_round_status(k, round_error_);
   piece_ops_.clear();
   open_ = false;
   eng_completed_ = k;

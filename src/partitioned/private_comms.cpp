@@ -105,7 +105,9 @@ struct TagSpace final : RuntimePart {
 
 TagSpace &tags() { return runtime().part<TagSpace>(); }
 
-int tag_ub() {
+}  // namespace
+
+int tag_upper_bound() {
   static const int ub = [] {
     int *p = nullptr, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &p, &flag);
@@ -114,10 +116,8 @@ int tag_ub() {
   return ub;
 }
 
-}  // namespace
-
 Status data_tags_acquire(int n, int *base) {
-  const int64_t space = static_cast<int64_t>(tag_ub()) + 1;
+  const int64_t space = static_cast<int64_t>(tag_upper_bound()) + 1;
   if (n > space)
     return make_status(MPI_ERR_OTHER,
                        "%d partitions need %d tags, more than MPI_TAG_UB + 1 "

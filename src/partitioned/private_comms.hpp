@@ -41,6 +41,9 @@ struct PrivateComms {
 Status private_comms_get(MPI_Comm comm, const CommStreamInfo *si,
                          std::shared_ptr<PrivateComms> *out);
 
+// MPI_TAG_UB (of MPI_COMM_WORLD: communicators made by MPI_Comm_split carry no attributes).
+int tag_upper_bound();
+
 // A range of @p n data tags unused by this process's live partitioned sends; MPI_ERR_OTHER if
 // the tag space (MPI_TAG_UB) cannot hold it.
 Status data_tags_acquire(int n, int *base);
