@@ -540,6 +540,17 @@ int MPIX_Prequest_free(MPIX_Prequest *prequest);
 MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest);
 
 /**
+ * Called by the host build of mpix/mpix_device.h (not meant to be called directly): a host
+ * thread marked send partitions @p low .. @p high ready with round value @p mark through
+ * @p view, a host view (MPIX_Prequest_host_view) whose descriptor has device_data; copies the
+ * marks to the request's device marks, which its direct rounds wait for (docs/partitioned.md,
+ * "Direct rounds"), and returns once the device holds them.
+ * @return MPI_SUCCESS, MPI_ERR_ARG (@p view is no host view of a live device request, or the
+ *         range is outside its partitions), or the class of a failed copy.
+ */
+int MPIX_Prequest_host_marked(MPIX_Prequest view, int low, int high, uint64_t mark);
+
+/**
  * Starts a round of @p *request in stream order, on the stream of the request's communicator
  * (which must be a stream communicator): the round becomes active, for kernels and for the
  * network, when the stream reaches this point. For the host the request is active at once.

@@ -28,15 +28,19 @@
  *    memory (the descriptor keeps device copies of the round and of each partition's last
  *    mark, so no load crosses to host memory and many blocks calling at once do not queue on
  *    one host word), then the release store, which waits for the block's outstanding writes
- *    to become visible system-wide. On HIP the two loads read the host words (one PCIe round
- *    trip). docs/results-partitioned.md gives the measured cost. MPIX_Pready_range pays one
- *    fence for the whole range (and one load per partition for the double-ready check).
+ *    to become visible system-wide. Where the send buffer is cudaMalloc memory of the GPU the
+ *    descriptor was made on (mpix_prequest_s::device_data), a GPU-scope fence and plain
+ *    stores replace the release store: the data never leaves that GPU's memory, which every
+ *    reader reaches through the GPU's L2. On HIP the two loads read the host words (one PCIe
+ *    round trip). docs/results-partitioned.md gives the measured cost. MPIX_Pready_range pays
+ *    one fence for the whole range (and one load per partition for the double-ready check).
  *  - Partition out of range: nothing is marked; MPI_ERR_ARG recorded.
  *  - Request not active (not started, or its round completed): MPI_ERR_REQUEST recorded.
  *  - The same partition marked twice in one round: MPI_ERR_ARG recorded (detected when the
  *    calls are ordered; two threads racing on one partition may go unnoticed; on CUDA a
  *    device mark after a host MPIX_Pready of the same partition is not seen, nor marks made
- *    through two device requests of one request).
+ *    through two device requests of one request, except where both have device_data: those
+ *    share one array of marks with the host's MPIX_Pready).
  *  - MPIX_Pready on a receive request / MPIX_Parrived on a send request: MPI_ERR_REQUEST.
  *  - MPIX_Parrived on an inactive request sets *flag = 1 (so a polling kernel never hangs) and
  *    records MPI_ERR_REQUEST unless the partition arrived in the round that just completed.
@@ -99,6 +103,14 @@ struct mpix_prequest_s {
       device word the sender's stream sets to R once all of round r has arrived; null elsewhere
       (then only the partition words say what arrived). */
   uint64_t *darrived;
+  /** 1 where the send buffer is device memory of the GPU this descriptor lives on (CUDA) and
+      dready is the request's shared device marks (the ones a direct round waits for); 0
+      elsewhere. A device MPIX_Pready then orders the partition's writes before its marks with
+      a GPU-scope fence, not a system-scope release: data in a GPU's own memory is read by
+      every other agent (its copy engines, peers, the host) through that GPU's L2, which the
+      GPU-scope fence reaches. */
+  int32_t device_data;
+  int32_t reserved;
 };
 
 /* Accesses to the request's words, which live in host memory: relaxed loads that reach the
@@ -126,6 +138,7 @@ MPIX_DEVICE_FN void mpix_dev_store_release(uint64_t *p, uint64_t v) {
 MPIX_DEVICE_FN void mpix_dev_fence_release(void) {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
+MPIX_DEVICE_FN void mpix_dev_fence_gpu(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 #elif defined(__HIPCC__) || defined(__HIP__)
 #define MPIX_DEVICE_FN static __device__ __forceinline__
 MPIX_DEVICE_FN uint64_t mpix_dev_load(const uint64_t *p) {
@@ -141,6 +154,7 @@ MPIX_DEVICE_FN void mpix_dev_store_release(uint64_t *p, uint64_t v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 MPIX_DEVICE_FN void mpix_dev_fence_release(void) { __threadfence_system(); }
+MPIX_DEVICE_FN void mpix_dev_fence_gpu(void) { __threadfence(); }
 #else
 #define MPIX_DEVICE_FN static inline
 MPIX_DEVICE_FN uint64_t mpix_dev_load(const uint64_t *p) {
@@ -156,6 +170,7 @@ MPIX_DEVICE_FN void mpix_dev_store_release(uint64_t *p, uint64_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 MPIX_DEVICE_FN void mpix_dev_fence_release(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+MPIX_DEVICE_FN void mpix_dev_fence_gpu(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 /* Host threads read the host copy of a descriptor that may live in device memory; a handle
    that is no live device request runs on_bad. */
 #define MPIX_PREQ_HOST_VIEW(preq, on_bad)            \
@@ -164,9 +179,12 @@ MPIX_DEVICE_FN void mpix_dev_fence_release(void) { __atomic_thread_fence(__ATOMI
       on_bad;                                        \
     }                                                \
   } while (0)
+/* Marks a host thread made through a host view with device_data go to the device marks too. */
+#define MPIX_PREQ_HOST_MARKED(preq, low, high, r) MPIX_Prequest_host_marked(preq, low, high, r)
 #endif
 #ifndef MPIX_PREQ_HOST_VIEW
 #define MPIX_PREQ_HOST_VIEW(preq, on_bad) ((void)0)
+#define MPIX_PREQ_HOST_MARKED(preq, low, high, r) MPI_SUCCESS
 #endif
 
 /** Records the first misuse of @p preq; returns its MPI error class. */
@@ -198,6 +216,13 @@ MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
   const uint64_t r = g + 1;
   if ((int64_t)(old - r) >= 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, partition);
+  if (preq->device_data) {
+    // The data is in this GPU's memory: once the fence has it in L2, every reader sees it.
+    mpix_dev_fence_gpu();
+    if (shadow) mpix_dev_store(shadow, r);
+    mpix_dev_store(w, r);
+    return MPIX_PREQ_HOST_MARKED(preq, partition, partition, r);
+  }
   if (shadow) mpix_dev_store(shadow, r);
   mpix_dev_store_release(w, r);  // the partition's data is visible before its ready mark
   return MPI_SUCCESS;
@@ -219,11 +244,13 @@ MPIX_DEVICE_FN int MPIX_Pready_range(int low, int high, MPIX_Prequest preq) {
   for (int p = low; p <= high; ++p)
     if ((int64_t)(mpix_dev_load(preq->dready ? preq->dready + p : preq->words[p]) - r) >= 0)
       return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, p);
+  // One fence for the whole range, before any mark (device_data: see MPIX_Pready).
+  if (preq->device_data) mpix_dev_fence_gpu();
+  else mpix_dev_fence_release();
   if (preq->dready)
     for (int p = low; p <= high; ++p) mpix_dev_store(preq->dready + p, r);
-  mpix_dev_fence_release();  // one fence for the whole range
   for (int p = low; p <= high; ++p) mpix_dev_store(preq->words[p], r);
-  return MPI_SUCCESS;
+  return preq->device_data ? MPIX_PREQ_HOST_MARKED(preq, low, high, r) : MPI_SUCCESS;
 }
 
 /**

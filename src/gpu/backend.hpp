@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/copy_run.hpp"
 #include "base/status.hpp"
@@ -42,6 +43,14 @@ struct ThenWaits {
   uint64_t word[4];
   uint64_t value[4];
   unsigned n;
+};
+
+// An array of device words that must each reach one value (the device marks of a direct
+// partitioned round, partitioned/direct_link.hpp): n words from word (a device address).
+struct MarkWait {
+  const uint64_t *word = nullptr;
+  std::size_t n = 0;
+  uint64_t value = 0;
 };
 
 // One native stream, driven in stream order.
@@ -123,13 +132,20 @@ class ExecStream {
     const StreamMemOp op{StreamMemOp::write, word, value, device_word};
     return batch(&op, 1);
   }
-  // The waits of @p waits, then copy_then_write(@p dst, @p src, @p bytes, @p word, @p value,
-  // @p device_word): one kernel that spins, copies and stores where the waits are few
-  // (kMaxThenWaits) and can_fuse_copy says so (a direct partitioned round's copy).
-  virtual Status waits_copy_then_write(const StreamMemOp *waits, std::size_t nwaits, void *dst,
-                                       const void *src, std::size_t bytes, uint64_t *word,
-                                       uint64_t value, bool device_word) {
-    MPIX_TRY(batch(waits, nwaits));
+  // The waits of @p marks and of @p waits, then copy_then_write(@p dst, @p src, @p bytes,
+  // @p word, @p value, @p device_word) (a direct partitioned round's copy). A GPU stream waits
+  // in one kernel whose threads poll the marks side by side, where the other waits are few
+  // (kMaxThenWaits), and copies in that kernel too where can_fuse_copy says so.
+  virtual Status waits_copy_then_write(const MarkWait &marks, const StreamMemOp *waits,
+                                       std::size_t nwaits, void *dst, const void *src,
+                                       std::size_t bytes, uint64_t *word, uint64_t value,
+                                       bool device_word) {
+    std::vector<StreamMemOp> all;
+    all.reserve(marks.n + nwaits);
+    for (std::size_t i = 0; i < marks.n; ++i)
+      all.push_back({StreamMemOp::wait, const_cast<uint64_t *>(marks.word + i), marks.value, true});
+    all.insert(all.end(), waits, waits + nwaits);
+    MPIX_TRY(batch(all.data(), all.size()));
     return copy_then_write(dst, src, bytes, word, value, device_word);
   }
   // A staged receive's two steps as one: wait until *@p word reaches @p value, then

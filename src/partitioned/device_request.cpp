@@ -104,6 +104,35 @@ Status allocate(Backend *be, std::size_t bytes, DeviceRequest *dr) {
   return be->alloc_pinned(bytes, &dr->mem);
 }
 
+#ifdef MPIX_HAVE_CUDA
+// Whether @p buf is cudaMalloc memory of @p device.
+bool on_device(const void *buf, int device) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice && a.device == device;
+}
+
+// A send's device marks on the current device @p device (PRequest::share_device_marks).
+Status alloc_marks(Backend *be, int device, const std::vector<uint64_t> &init, PWords *w) {
+  void *d = nullptr;
+  cudaError_t rc = cudaMalloc(&d, init.size() * sizeof(uint64_t));
+  if (rc != cudaSuccess) {
+    cudaGetLastError();
+    return make_status(MPI_ERR_NO_MEM, "device marks of %zu partitions: %s", init.size(),
+                       cudaGetErrorString(rc));
+  }
+  std::shared_ptr<void> mem(d, [](void *p) { cudaFree(p); });
+  MPIX_TRY(device_write(be, device, d, init.data(), init.size() * sizeof(uint64_t)));
+  w->dmarks = static_cast<uint64_t *>(d);
+  w->dmarks_at = RoundMirror{nullptr, device, be};
+  w->dmarks_memory = std::move(mem);
+  return {};
+}
+#endif
+
 void free_memory(const DeviceRequest &dr) {
 #ifdef MPIX_HAVE_CUDA
   if (dr.device_memory) {
@@ -143,6 +172,8 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   d->is_send = r->side() == PRequest::Side::send;
   d->dround = d->dready = nullptr;
   d->darrived = nullptr;
+  d->device_data = 0;
+  d->reserved = 0;
   if (dr.device_memory) {
     d->darrived = r->link_arrived();  // device memory: read where the descriptor is
     // The round's copy, then the partitions' last device marks: no mark yet (base).
@@ -150,7 +181,28 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
     for (std::size_t i = 0; i <= n; ++i) copies[i] = w->base;
     auto *dev_copies = reinterpret_cast<uint64_t *>(static_cast<char *>(dr.mem) + table_end);
     d->dround = dev_copies;
-    if (d->is_send) d->dready = dev_copies + 1;
+    if (d->is_send) {
+      d->dready = dev_copies + 1;
+#ifdef MPIX_HAVE_CUDA
+      // On the buffer's GPU: the request's shared marks, and the GPU-scope fence.
+      uint64_t *marks = nullptr;
+      const int device = dr.device;
+      Status st = r->share_device_marks(
+          on_device(r->buffer(), device),
+          [&](const std::vector<uint64_t> &init, PWords *pw) {
+            return alloc_marks(be, device, init, pw);
+          },
+          &marks);
+      if (!st.is_ok()) {
+        free_memory(dr);
+        return st;
+      }
+      if (marks) {
+        d->dready = marks;
+        d->device_data = 1;
+      }
+#endif
+    }
     dr.dround = dev_copies;
     const RoundMirror mirror{dev_copies, dr.device, be};
     Status st = r->attach_round_mirror(mirror, [&](uint64_t round_now) {
@@ -166,7 +218,7 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
     auto *h = reinterpret_cast<mpix_prequest_s *>(dr.host_copy.data());
     h->words = reinterpret_cast<uint64_t *const *>(h + 1);
     h->dround = h->dready = nullptr;  // host threads read the host words
-    h->darrived = nullptr;
+    h->darrived = nullptr;  // (device_data stays: host marks are copied to the device marks)
   } else {
     std::memcpy(dr.mem, image.data(), image.size());
   }
@@ -186,6 +238,27 @@ MPIX_Prequest device_request_host_view(MPIX_Prequest p) {
   if (it == reg.live.end()) return nullptr;
   if (!it->second.device_memory) return p;
   return reinterpret_cast<MPIX_Prequest>(it->second.host_copy.data());
+}
+
+Status device_request_host_marked(MPIX_Prequest view, int low, int high, uint64_t mark) {
+  std::shared_ptr<PWords> w;
+  {
+    Registry &reg = registry();
+    std::lock_guard<std::mutex> lk(reg.mu);
+    // Host threads mark through a device request's host view rarely: a scan will do.
+    for (auto &e : reg.live)
+      if (e.second.device_memory && e.second.host_copy.data() == static_cast<const void *>(view))
+        w = e.second.words;
+  }
+  if (!w || !w->dmarks)
+    return make_status(MPI_ERR_ARG, "prequest %p is no host view of a request's device marks",
+                       static_cast<void *>(view));
+  if (low < 0 || low > high || high >= static_cast<int>(w->part.size()))
+    return make_status(MPI_ERR_ARG, "partitions %d..%d are outside 0..%zu", low, high,
+                       w->part.size() - 1);
+  std::vector<int> parts;
+  for (int p = low; p <= high; ++p) parts.push_back(p);
+  return device_marks_store(*w, parts.data(), static_cast<int>(parts.size()), mark);
 }
 
 Status device_request_free(MPIX_Prequest p) {

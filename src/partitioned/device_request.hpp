@@ -20,5 +20,7 @@ Status device_request_free(MPIX_Prequest p);
 // The descriptor host code reads (MPIX_Prequest_host_view): @p p itself, its host copy where
 // @p p is in device memory, or null for a handle that is no live device request.
 MPIX_Prequest device_request_host_view(MPIX_Prequest p);
+// MPIX_Prequest_host_marked: copies marks made through host view @p view to the device marks.
+Status device_request_host_marked(MPIX_Prequest view, int low, int high, uint64_t mark);
 
 }  // namespace mpix

@@ -272,6 +272,13 @@ MPIX_Prequest MPIX_Prequest_host_view(MPIX_Prequest prequest) {
   }
 }
 
+int MPIX_Prequest_host_marked(MPIX_Prequest view, int low, int high, uint64_t mark) {
+  return api_guard("MPIX_Prequest_host_marked", [&]() -> int {
+    return finish(MPI_COMM_NULL, "MPIX_Prequest_host_marked",
+                  device_request_host_marked(view, low, high, mark));
+  });
+}
+
 int MPIX_Prequest_free(MPIX_Prequest *prequest) {
   return api_guard("MPIX_Prequest_free", [&]() -> int {
     Status st;

@@ -330,6 +330,8 @@ Status PRequest::pready(const int *parts, int n) {
     if (reached(load_signal(words_->part[p].word), R) || (n > 1 && seen[p]++))
       return make_status(MPI_ERR_ARG, "partition %d is already marked ready in this round", p);
   }
+  // The device marks first (a direct round may wait for them), then the host words.
+  if (words_->dmarks) MPIX_TRY(device_marks_store(*words_, parts, n, R));
   for (int i = 0; i < n; ++i) store_signal(words_->part[parts[i]].word, R);
   notifier().notify();  // the agent may be asleep
   return {};
@@ -506,9 +508,18 @@ void PRequest::abandon_round(uint64_t R) {
   if (direct == kDirectYes || direct == kDirectFailed) {
     // Direct rounds have nothing in the agent's hands. A push waiting for partitions that a
     // misuse left unmarked goes ahead (the round's data is undefined, as the misuse made it).
-    if (side_ == Side::send)
-      for (const SignalWord &w : words_->part)
-        if (!reached(load_signal(w.word), R)) store_signal(w.word, R);
+    if (side_ == Side::send) {
+      std::vector<int> unmarked;
+      for (std::size_t p = 0; p < words_->part.size(); ++p)
+        if (!reached(load_signal(words_->part[p].word), R)) unmarked.push_back(static_cast<int>(p));
+      Status st = words_->dmarks ? device_marks_store(*words_, unmarked.data(),
+                                                      static_cast<int>(unmarked.size()), R)
+                                 : Status{};
+      if (!st.is_ok())
+        MPIX_LOG(warn, "api", "abandoning a round: its direct copy may wait on: %s",
+                 st.what().c_str());
+      for (int p : unmarked) store_signal(words_->part[p].word, R);
+    }
     if (!reached(load_signal(words_->done.word), R)) store_signal(words_->done.word, R);
   } else {
     cancel_.store(true);  // the agent drops what is in flight and writes done

@@ -78,6 +78,12 @@ struct PWords {
   // Copies of the round word, written with it (partitioned/round_mirror.hpp).
   std::mutex mirror_mu;
   std::vector<RoundMirror> mirrors;
+  // A send's device marks (PRequest::share_device_marks): per partition, in device memory of
+  // the buffer's GPU, the round value of its last ready mark. Set once, under the request's
+  // lock; null until then.
+  uint64_t *dmarks = nullptr;
+  RoundMirror dmarks_at{};              // their device and backend (word unused)
+  std::shared_ptr<void> dmarks_memory;  // frees them
 };
 
 class PRequest : public std::enable_shared_from_this<PRequest> {
@@ -112,6 +118,16 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Registers @p m as a copy of the round word: @p init(value) stores the value the round word
   // has for work that runs from now on, under the request's lock so no transition is missed.
   Status attach_round_mirror(const RoundMirror &m, const std::function<Status(uint64_t)> &init);
+
+  // The device marks of a send on cudaMalloc memory, shared by the device requests made on
+  // the buffer's GPU (@p local: mpix_prequest_s::device_data) and written by the host's
+  // MPIX_Pready too: what a direct round waits for, in device memory. @p alloc makes them
+  // (initial values given) on first use. A device request made elsewhere (@p local false)
+  // marks only the host words: direct rounds then wait for those (refused once a direct round
+  // waited for the device marks: it would not see its marks). *@p out: the marks, or null.
+  using MarksAlloc = std::function<Status(const std::vector<uint64_t> &init, PWords *w)>;
+  Status share_device_marks(bool local, const MarksAlloc &alloc, uint64_t **out);
+  const char *buffer() const { return buf_; }
 
   // Device address of the receiver's arrived word where its rounds may go direct, else null
   // (mpix_prequest_s::darrived).
@@ -230,6 +246,8 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   uint64_t reported_error_ = 0;              // last device error word value reported
   std::unique_ptr<ExecStream> side_stream_;  // direct rounds driven from the host
   uint64_t pushed_round_ = 0;                // send: the last round pushed on side_stream_
+  bool foreign_marks_ = false;  // a device request that cannot share the device marks exists
+  bool dmarks_waited_ = false;  // a direct round waited for the device marks
 
   // Shared with the engine.
   std::atomic<uint64_t> started_{0};  // rounds started; incremented under the engine lock

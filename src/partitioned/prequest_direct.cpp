@@ -37,21 +37,52 @@ Status PRequest::direct_known(bool block, bool *known) {
   return {};
 }
 
+Status PRequest::share_device_marks(bool local, const MarksAlloc &alloc, uint64_t **out) {
+  std::lock_guard<std::mutex> lk(mu_);
+  *out = nullptr;
+  if (!local) {
+    if (dmarks_waited_)
+      return make_status(MPI_ERR_REQUEST,
+                         "a device request of this partitioned send made on another GPU than "
+                         "its buffer's, after a direct round waited for the marks of the "
+                         "buffer's GPU: make it before the first MPIX_Pwait_enqueue / MPIX_Wait");
+    foreign_marks_ = true;
+    return {};
+  }
+  if (!words_->dmarks) {
+    // The marks the host words hold now (host MPIX_Pready of an active round), under the lock
+    // the host's MPIX_Pready takes: none is missed.
+    std::vector<uint64_t> init;
+    init.reserve(words_->part.size());
+    for (const SignalWord &w : words_->part) init.push_back(load_signal(w.word));
+    MPIX_TRY(alloc(init, words_.get()));
+  }
+  *out = words_->dmarks;
+  return {};
+}
+
 Status PRequest::direct_push(uint64_t r, bool write_done) {
   if (!side_stream_) MPIX_TRY(direct_stream_acquire(be_, device_, &side_stream_));
   ExecStream *side = side_stream_.get();
   const uint64_t R = words_->R(r), Rr = target_.rbase + 2 * r;
-  std::vector<StreamMemOp> waits;
-  waits.reserve(words_->part.size() + 1);
   // Every partition marked ready (by kernels on any stream, or by the host: the data is
-  // written), and the receiver's round started (its buffer may be written).
-  for (const SignalWord &w : words_->part) waits.push_back({StreamMemOp::wait, w.word, R});
+  // written): the device marks where every device request shares them, else the host words.
+  // And the receiver's round started (its buffer may be written).
+  MarkWait marks;
+  std::vector<StreamMemOp> waits;
+  if (words_->dmarks && !foreign_marks_) {
+    marks = {words_->dmarks, words_->part.size(), R};
+    dmarks_waited_ = true;
+  } else {
+    waits.reserve(words_->part.size() + 1);
+    for (const SignalWord &w : words_->part) waits.push_back({StreamMemOp::wait, w.word, R});
+  }
   waits.push_back({StreamMemOp::wait, target_.open, Rr - 1, true});
   // Then the copy and the arrival mark: one kernel that waits, copies and marks where the
-  // partitions are few and the round small (each stream call costs the host microseconds),
-  // else waits, the copy engine and a write.
+  // round is small (each stream call costs the host microseconds), else waits, the copy
+  // engine and a write.
   const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
-  MPIX_TRY(side->waits_copy_then_write(waits.data(), waits.size(), target_.dst, buf_, bytes,
+  MPIX_TRY(side->waits_copy_then_write(marks, waits.data(), waits.size(), target_.dst, buf_, bytes,
                                        target_.arrived, Rr, true));
   return write_done ? side->write_value(words_->done.word, R) : Status{};
 }

@@ -41,4 +41,18 @@ Status round_mirrors_store(PWords &w, uint64_t value) {
   return {};
 }
 
+Status device_marks_store(PWords &w, const int *parts, int n, uint64_t value) {
+  // Runs of consecutive partitions in one copy each.
+  std::vector<uint64_t> values;
+  for (int i = 0; i < n;) {
+    int j = i + 1;
+    while (j < n && parts[j] == parts[j - 1] + 1) ++j;
+    values.assign(static_cast<std::size_t>(j - i), value);
+    MPIX_TRY(device_write(w.dmarks_at.backend, w.dmarks_at.device, w.dmarks + parts[i],
+                          values.data(), values.size() * sizeof(uint64_t)));
+    i = j;
+  }
+  return {};
+}
+
 }  // namespace mpix

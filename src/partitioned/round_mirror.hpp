@@ -19,6 +19,9 @@ namespace mpix {
 void round_mirrors_append(PWords &w, uint64_t value, std::vector<StreamMemOp> *ops);
 // Stores @p value to each copy of @p w's round word; returns once the device holds it.
 Status round_mirrors_store(PWords &w, uint64_t value);
+// Stores @p value to the device marks (PWords::dmarks) of partitions @p parts[0..n); returns
+// once the device holds them.
+Status device_marks_store(PWords &w, const int *parts, int n, uint64_t value);
 // Copies @p n bytes from host memory to device memory of @p device with @p be (copy_sync: the
 // backend's private non-blocking stream, so no user stream's wait holds it up) and returns
 // once they are there.

@@ -11,6 +11,7 @@
 #include "catch.hpp"
 #include "gpu_util.hpp"
 #include "mpix/mpix.h"
+#include "mpix/mpix_device.h"  // the host build: host threads mark through a device request
 #include "partitioned_cuda_kernels.hpp"
 
 using mpix_gpu_test::CudaStreamComm;
@@ -314,6 +315,65 @@ TEST_CASE("direct rounds: 10,000 rounds in stream order with no host step, then 
   }
   REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
   if (direct == 1 && sender) CHECK(steps == kHost);  // each host-driven round pushed once
+  REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+// Direct rounds whose marks the copy waits for side by side (the send's device marks), on a
+// round larger than one kernel copies (the copy engine copies it): 64 partitions, 256 KiB,
+// kernels marking and polling; then rounds whose partitions the host marks, half through the
+// library's MPIX_Pready_range, half through the device request's host view (mpix_device.h
+// built for the host), each copied to the device marks the direct copy waits for.
+TEST_CASE("direct rounds: 64 partitions of 256 KiB, then partitions marked from the host",
+          "[partitioned][cuda][direct]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  CudaStreamComm sc;
+  int rank = -1;
+  MPI_Comm_rank(sc.comm, &rank);
+  const int peer = rank ^ 1;
+  constexpr int kParts = 64, kTotal = 64 * 1024, kPer = kTotal / kParts, kRounds = 200, kHost = 20;
+  DeviceInts buf(kTotal, false);
+  MPIX_Request req;
+  const bool sender = rank % 2 == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.p, kParts, kPer, MPI_INT, peer, 6, sc.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.p, kParts, kPer, MPI_INT, peer, 6, sc.comm, MPI_INFO_NULL, &req) ==
+            MPI_SUCCESS);
+  MPIX_Prequest preq;
+  REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  Counters c(3);  // errors, good, bad
+  std::vector<int> host(kTotal);
+  for (int r = 0; r < kRounds + kHost; ++r) {
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (!sender) {
+      CUDA_REQUIRE(mpix_ptest::consume(buf.p, kParts, kPer, r, preq, c.d + 1, c.d + 2, sc.cs));
+    } else if (r < kRounds) {
+      CUDA_REQUIRE(mpix_ptest::produce(buf.p, kParts, kPer, r, preq, c.d, sc.cs));
+    } else {
+      // The last round's copy reads the buffer until the stream passed its wait.
+      CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+      for (int i = 0; i < kTotal; ++i) host[i] = mpix_ptest::expected(r, i);
+      CUDA_REQUIRE(cudaMemcpy(buf.p, host.data(), kTotal * sizeof(int), cudaMemcpyHostToDevice));
+      REQUIRE(MPIX_Pready_range(0, kParts / 2 - 1, req) == MPI_SUCCESS);
+      for (int p = kParts / 2; p < kParts; ++p) REQUIRE(MPIX_Pready(p, preq) == MPI_SUCCESS);
+    }
+    REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+  int direct = -2;
+  MPI_Count steps = -1;
+  REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+  CAPTURE(direct, steps);
+  if (direct_expected()) CHECK(direct == 1);
+  if (direct == 1) CHECK(steps == 0);
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  if (!sender) {
+    CHECK(v[1] == (kRounds + kHost) * kParts);
+    CHECK(v[2] == 0);
+  }
   REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
 }

@@ -269,18 +269,30 @@ class GpuExecStream final : public ExecStream {
     return true;
   }
 
-  Status waits_copy_then_write(const StreamMemOp *waits, std::size_t nwaits, void *dst,
-                               const void *src, std::size_t bytes, uint64_t *word, uint64_t value,
-                               bool device_word) override {
+  Status waits_copy_then_write(const MarkWait &marks, const StreamMemOp *waits, std::size_t nwaits,
+                               void *dst, const void *src, std::size_t bytes, uint64_t *word,
+                               uint64_t value, bool device_word) override {
     ThenWaits tw{};
-    if (!can_fuse_copy(dst, src, bytes) || !fold_waits(waits, nwaits, &tw))
-      return ExecStream::waits_copy_then_write(waits, nwaits, dst, src, bytes, word, value,
+    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || !fold_waits(waits, nwaits, &tw))
+      return ExecStream::waits_copy_then_write(marks, waits, nwaits, dst, src, bytes, word, value,
                                                device_word);
     uint64_t dev_word = reinterpret_cast<uint64_t>(word);
     if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
-    DeviceGuard<Api> g(device_);
-    MPIX_TRY(g.status());
-    return Api::waits_copy_write_kernel(s_, tw, dst, src, bytes, dev_word, value);
+    const uint64_t mark_words = reinterpret_cast<uint64_t>(marks.word);
+    if (can_fuse_copy(dst, src, bytes)) {
+      DeviceGuard<Api> g(device_);
+      MPIX_TRY(g.status());
+      return Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, dst, src, bytes,
+                                          dev_word, value);
+    }
+    // Larger: the kernel only waits; the copy engine copies.
+    {
+      DeviceGuard<Api> g(device_);
+      MPIX_TRY(g.status());
+      MPIX_TRY(Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, nullptr,
+                                            nullptr, 0, 0, 0));
+    }
+    return copy_then_write(dst, src, bytes, word, value, device_word);
   }
 
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,

@@ -117,9 +117,11 @@ struct CudaApi {
   // send's copy out and trigger in one stream operation).
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value);
-  // One block: one thread waits until each of @p first's words reaches its value, the block
-  // copies @p bytes, then one thread stores @p value to @p dev_word.
-  static Status waits_copy_write_kernel(stream_t s, const ThenWaits &first, void *dst,
+  // One block: its threads wait until each of the @p nmarks device words at @p marks reaches
+  // @p mark, one thread until each of @p first's words reaches its value, then the block copies
+  // @p bytes and one thread stores @p value to @p dev_word (0: none).
+  static Status waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
+                                        uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
                                         uint64_t value);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as

@@ -196,14 +196,28 @@ __device__ void wait_then(const ThenWaits &then) {
   __threadfence_system();
 }
 
-// A direct partitioned round's copy (partitioned/direct_link.hpp) as one kernel: one thread
-// waits for @p first (the partitions' ready marks, the receiver's open round), the block
-// copies, then one thread makes the copy visible system-wide and stores the arrival mark.
-__global__ void waits_copy_store(ThenWaits first, char *dst, const char *src, unsigned long long n,
+// A direct partitioned round's copy (partitioned/direct_link.hpp) as one kernel: the block's
+// threads wait side by side for the @p nmarks device words at @p marks to reach @p mark (the
+// partitions' ready marks; each read stays in this GPU's memory), one thread for @p first (the
+// receiver's open round, host ready marks), then the block copies @p n bytes and one thread
+// makes the copy visible system-wide and stores the arrival mark (@p word null: the kernel only
+// waits, and the stream's next operations copy and mark).
+__global__ void waits_copy_store(const unsigned long long *marks, unsigned long long nmarks,
+                                 unsigned long long mark, ThenWaits first, char *dst,
+                                 const char *src, unsigned long long n,
                                  volatile unsigned long long *word, unsigned long long value) {
+  for (unsigned long long i = threadIdx.x; i < nmarks; i += blockDim.x) {
+    const volatile unsigned long long *m = marks + i;
+    while (static_cast<long long>(*m - mark) < 0) {
+    }
+  }
   if (threadIdx.x == 0) wait_then(first);
   __syncthreads();
+  // The marks were stored after a GPU-scope fence of their writers (mpix_device.h): this one
+  // orders the reads of the data after them.
+  __threadfence();
   copy_bytes(dst, src, n);
+  if (!word) return;
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
@@ -340,10 +354,12 @@ Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::s
   return {};
 }
 
-Status CudaApi::waits_copy_write_kernel(stream_t s, const ThenWaits &first, void *dst,
+Status CudaApi::waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
+                                        uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
                                         uint64_t value) {
-  waits_copy_store<<<1, 256, 0, s>>>(first, static_cast<char *>(dst),
+  waits_copy_store<<<1, 256, 0, s>>>(reinterpret_cast<const unsigned long long *>(marks), nmarks,
+                                     mark, first, static_cast<char *>(dst),
                                      static_cast<const char *>(src), bytes,
                                      reinterpret_cast<unsigned long long *>(dev_word), value);
   MPIX_CUDA_CHECK(cudaGetLastError());

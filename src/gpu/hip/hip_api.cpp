@@ -212,8 +212,8 @@ Status HipApi::copy_prefix_kernel(stream_t, void *, const void *, std::size_t, c
                      "copying a run-time length needs mpix's HIP kernels (build with hipcc)");
 }
 
-Status HipApi::waits_copy_write_kernel(stream_t, const ThenWaits &, void *, const void *,
-                                       std::size_t, uint64_t, uint64_t) {
+Status HipApi::waits_copy_write_kernel(stream_t, uint64_t, std::size_t, uint64_t, const ThenWaits &,
+                                       void *, const void *, std::size_t, uint64_t, uint64_t) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "a fused wait, copy and store needs mpix's HIP kernels (build with hipcc)");
 }

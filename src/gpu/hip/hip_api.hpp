@@ -95,7 +95,8 @@ struct HipApi {
                                    uint64_t ticket);
   // One block copies @p bytes, then stores @p value to the signal word at @p dev_word (a staged
   // send's copy out and trigger in one stream operation).
-  static Status waits_copy_write_kernel(stream_t s, const ThenWaits &first, void *dst,
+  static Status waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
+                                        uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
                                         uint64_t value);
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
