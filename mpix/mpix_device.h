@@ -100,7 +100,9 @@ struct mpix_prequest_s {
                          return otherwise */
   uint64_t *dready; /**< per send partition: the round value a device MPIX_Pready last marked */
   /** Receive requests whose rounds may go direct (docs/partitioned.md, "Direct rounds"): the
-      device word the sender's stream sets to R once all of round r has arrived; null elsewhere
+      device word the sender's stream sets to R once all of round r has arrived, followed by
+      a word mpix sets to 1, in stream order before a round starts, once the request's rounds
+      are known to go direct (MPIX_Parrived then reads only device words); null elsewhere
       (then only the partition words say what arrived). */
   uint64_t *darrived;
   /** 1 where the send buffer is device memory of the GPU this descriptor lives on (CUDA) and
@@ -269,6 +271,21 @@ MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, partition);
   }
 #if defined(__CUDACC__)
+  if (preq->darrived && preq->dround && *(volatile const uint64_t *)(preq->darrived + 1)) {
+    // The request's rounds go direct (darrived[1] set): the round and its arrival are words of
+    // this GPU's memory, and no load crosses to host memory (many blocks polling host words
+    // are served one after another). The acquire on the round orders the arrival after it.
+    const uint64_t g = mpix_dev_load_acquire(preq->dround),
+                   d = mpix_dev_load_acquire(preq->darrived);
+    const bool active = ((g - preq->base) & 1u) != 0;
+    if (g != preq->base && (int64_t)(d - (active ? g + 1 : g)) >= 0) {
+      __threadfence_system();
+      *flag = 1;
+      return MPI_SUCCESS;
+    }
+    *flag = !active;
+    return active ? MPI_SUCCESS : mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
+  }
   // Volatile loads reach host memory every time; the system fence after a true flag orders
   // the data reads that follow the call (the form the GPU tests ran, see
   // docs/results-partitioned.md).

@@ -15,7 +15,7 @@
 namespace mpix {
 namespace {
 
-constexpr std::size_t kSlotBytes = 2 * sizeof(uint64_t);
+constexpr std::size_t kSlotBytes = 4 * sizeof(uint64_t);  // LinkSlot's words, and one spare
 constexpr std::size_t kSlabBytes = 64 * 1024;
 
 // Slabs of link slots per (backend, device): device memory exported once and never freed or

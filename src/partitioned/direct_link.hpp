@@ -63,7 +63,9 @@ struct DirectReply {
 };
 static_assert(sizeof(DirectReply) == 216, "the answer is a wire format");
 
-// Two words of a receive request in device memory: [0] open, [1] arrived, both 0 at first.
+// Words of a receive request in device memory, all 0 at first: [0] open, [1] arrived (the
+// two the sender maps), [2] 1 once the receiver knows its rounds go direct (what a kernel's
+// MPIX_Parrived reads to poll device words only: mpix_prequest_s::darrived).
 struct LinkSlot {
   uint64_t *words = nullptr;  // device address; null: no slot
   uint64_t slab_base = 0, slab_id = 0, slab_bytes = 0;

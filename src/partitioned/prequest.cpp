@@ -298,9 +298,14 @@ Status PRequest::start(bool enqueued) {
     // on the agents' path nobody reads the word).
     if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo)
       ops.push_back(StreamMemOp{StreamMemOp::write, slot_.words, words_->R(r) - 1, true});
+    // Kernels of this round on read only device words once the rounds are known to go direct.
+    const bool tell = side_ == Side::recv && !told_direct_ &&
+                      direct_.load(std::memory_order_acquire) == kDirectYes;
+    if (tell) ops.push_back(StreamMemOp{StreamMemOp::write, slot_.words + 2, 1, true});
     std::lock_guard<FutexLock> slk(*order);
     MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
                              : ex->batch(ops.data(), ops.size()));
+    told_direct_ = told_direct_ || tell;
   } else {
     // The device copies first: a kernel launched once this returns reads the new round.
     MPIX_TRY(round_mirrors_store(*words_, words_->R(r) - 1));
@@ -308,6 +313,12 @@ Status PRequest::start(bool enqueued) {
     if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo) {
       const uint64_t open = words_->R(r) - 1;
       MPIX_TRY(be_->copy_sync(slot_.words, &open, sizeof open));
+    }
+    if (side_ == Side::recv && !told_direct_ &&
+        direct_.load(std::memory_order_acquire) == kDirectYes) {
+      const uint64_t yes = 1;
+      MPIX_TRY(be_->copy_sync(slot_.words + 2, &yes, sizeof yes));
+      told_direct_ = true;
     }
   }
   partitioned_engine().activate(shared_from_this());

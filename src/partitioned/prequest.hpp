@@ -247,6 +247,7 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::unique_ptr<ExecStream> side_stream_;  // direct rounds driven from the host
   uint64_t pushed_round_ = 0;                // send: the last round pushed on side_stream_
   bool foreign_marks_ = false;  // a device request that cannot share the device marks exists
+  bool told_direct_ = false;    // receive: link word [2] set (kernels poll device words only)
   bool dmarks_waited_ = false;  // a direct round waited for the device marks
 
   // Shared with the engine.

@@ -142,10 +142,11 @@ TEST_CASE(
   LinkSlot a, b;
   REQUIRE(link_slot_acquire(be.get(), 0, &a).is_ok());
   REQUIRE(link_slot_acquire(be.get(), 0, &b).is_ok());
-  CHECK(b.words == a.words + 2);  // two words a slot, one slab
+  CHECK(b.words == a.words + 4);  // four words a slot (open, arrived, direct, spare), one slab
   CHECK(a.slab_base == b.slab_base);
   CHECK(a.words[0] == 0);
   CHECK(a.words[1] == 0);
+  CHECK(a.words[2] == 0);  // not known to go direct
   void *alloc = nullptr;
   REQUIRE(be->alloc_device(0, 4096, &alloc).is_ok());
   char *buf = static_cast<char *>(alloc) + 512;  // a buffer inside its allocation
