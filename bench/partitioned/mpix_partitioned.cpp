@@ -203,7 +203,7 @@ double run_in_kernel(Ctx &c, const Options &o, std::size_t bytes, int parts, int
   cuda_ok(cudaMalloc(reinterpret_cast<void **>(&stats), 4 * sizeof(unsigned long long)),
           "cudaMalloc");
   cuda_ok(cudaMemset(stats, 0, 4 * sizeof(unsigned long long)), "cudaMemset");
-  double t0 = 0;
+  double t0 = 0, host[5] = {0, 0, 0, 0, 0};  // seconds in each host call, summed
   for (int it = -o.warmup; it < iters; ++it) {
     if (it == 0) {
       cuda_ok(cudaStreamSynchronize(c.cs), "sync");
@@ -211,15 +211,30 @@ double run_in_kernel(Ctx &c, const Options &o, std::size_t bytes, int parts, int
       cuda_ok(cudaMemset(stats, 0, 4 * sizeof(unsigned long long)), "cudaMemset");
       t0 = MPI_Wtime();
     }
+    double t[6];
+    t[0] = MPI_Wtime();
     mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
+    t[1] = MPI_Wtime();
     mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
+    t[2] = MPI_Wtime();
     cuda_ok(pbench::pingpong(sbuf, rbuf, per, parts, it, c.rank == 0, ps, pr, stats, c.cs),
             "pingpong");
+    t[3] = MPI_Wtime();
     mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+    t[4] = MPI_Wtime();
     mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
+    t[5] = MPI_Wtime();
+    if (it >= 0)
+      for (int k = 0; k < 5; ++k) host[k] += t[k + 1] - t[k];
   }
   cuda_ok(cudaStreamSynchronize(c.cs), "sync");
   *wall_us = (MPI_Wtime() - t0) / iters / 2 * 1e6;
+  if (c.rank == 0)
+    std::printf(
+        "  # host us per call: Start_enqueue(r) %.2f, Start_enqueue(s) %.2f, kernel "
+        "launch %.2f, Pwait_enqueue(s) %.2f, Pwait_enqueue(r) %.2f\n",
+        host[0] / iters * 1e6, host[1] / iters * 1e6, host[2] / iters * 1e6, host[3] / iters * 1e6,
+        host[4] / iters * 1e6);
   unsigned long long st[4] = {0, 0, 0, 0};
   cuda_ok(cudaMemcpy(st, stats, sizeof st, cudaMemcpyDeviceToHost), "cudaMemcpy");
   if (st[2]) die("in-kernel", "a kernel saw a partition with wrong data");
