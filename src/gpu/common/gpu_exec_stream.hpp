@@ -283,14 +283,14 @@ class GpuExecStream final : public ExecStream {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
       return Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, dst, src, bytes,
-                                          dev_word, value);
+                                          dev_word, value, Api::device_memory_of(dst, device_));
     }
     // Larger: the kernel only waits; the copy engine copies.
     {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
       MPIX_TRY(Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, nullptr,
-                                            nullptr, 0, 0, 0));
+                                            nullptr, 0, 0, 0, false));
     }
     return copy_then_write(dst, src, bytes, word, value, device_word);
   }

@@ -311,6 +311,15 @@ bool CudaApi::kernel_can_access(const void *p, int dev) {
   }
 }
 
+bool CudaApi::device_memory_of(const void *p, int dev) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice && a.device == dev;
+}
+
 Status CudaApi::host_alloc(std::size_t bytes, void **p) {
   cudaError_t rc = cudaHostAlloc(p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped);
   if (rc != cudaSuccess) {

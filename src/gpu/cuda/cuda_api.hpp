@@ -79,6 +79,8 @@ struct CudaApi {
   static MemKind classify(const void *p);
   // Whether a kernel on device @p dev can dereference @p p as it is.
   static bool kernel_can_access(const void *p, int dev);
+  // Whether @p p is device memory of device @p dev (its own or mapped from another process).
+  static bool device_memory_of(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
   // Device memory on the current device (mpix's own: GPU-direct send buffers, never freed).
@@ -119,11 +121,13 @@ struct CudaApi {
                                   uint64_t dev_word, uint64_t value);
   // One block: its threads wait until each of the @p nmarks device words at @p marks reaches
   // @p mark, one thread until each of @p first's words reaches its value, then the block copies
-  // @p bytes and one thread stores @p value to @p dev_word (0: none).
+  // @p bytes and one thread stores @p value to @p dev_word (0: none), after a GPU-scope fence
+  // where @p local_dst says @p dst is this device's memory (every reader reaches it through this
+  // GPU's L2), else a system-scope one.
   static Status waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
                                         uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
-                                        uint64_t value);
+                                        uint64_t value, bool local_dst);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
   // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in), then spins
   // until each of @p then's words reaches its value.

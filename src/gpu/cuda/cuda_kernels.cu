@@ -205,7 +205,8 @@ __device__ void wait_then(const ThenWaits &then) {
 __global__ void waits_copy_store(const unsigned long long *marks, unsigned long long nmarks,
                                  unsigned long long mark, ThenWaits first, char *dst,
                                  const char *src, unsigned long long n,
-                                 volatile unsigned long long *word, unsigned long long value) {
+                                 volatile unsigned long long *word, unsigned long long value,
+                                 bool local_dst) {
   for (unsigned long long i = threadIdx.x; i < nmarks; i += blockDim.x) {
     const volatile unsigned long long *m = marks + i;
     while (static_cast<long long>(*m - mark) < 0) {
@@ -220,7 +221,10 @@ __global__ void waits_copy_store(const unsigned long long *marks, unsigned long 
   if (!word) return;
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system();
+    // The copy is visible to the reader of the mark before the mark: where it landed in this
+    // GPU's memory, once this GPU's L2 has it.
+    if (local_dst) __threadfence();
+    else __threadfence_system();
     *word = value;
   }
 }
@@ -357,11 +361,11 @@ Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::s
 Status CudaApi::waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
                                         uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
-                                        uint64_t value) {
-  waits_copy_store<<<1, 256, 0, s>>>(reinterpret_cast<const unsigned long long *>(marks), nmarks,
-                                     mark, first, static_cast<char *>(dst),
-                                     static_cast<const char *>(src), bytes,
-                                     reinterpret_cast<unsigned long long *>(dev_word), value);
+                                        uint64_t value, bool local_dst) {
+  waits_copy_store<<<1, 256, 0, s>>>(
+      reinterpret_cast<const unsigned long long *>(marks), nmarks, mark, first,
+      static_cast<char *>(dst), static_cast<const char *>(src), bytes,
+      reinterpret_cast<unsigned long long *>(dev_word), value, local_dst);
   MPIX_CUDA_CHECK(cudaGetLastError());
   return {};
 }

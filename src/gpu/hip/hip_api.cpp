@@ -155,6 +155,8 @@ MemKind HipApi::classify(const void *p) {
 // No kernels in a host-compiler build: tables of runs go through the copy engine.
 bool HipApi::kernel_can_access(const void *, int) { return false; }
 
+bool HipApi::device_memory_of(const void *, int) { return false; }
+
 Status HipApi::host_alloc(std::size_t bytes, void **p) {
   hipError_t rc = hipHostMalloc(p, bytes ? bytes : 1, hipHostMallocPortable | hipHostMallocMapped);
   if (rc != hipSuccess) {
@@ -213,7 +215,8 @@ Status HipApi::copy_prefix_kernel(stream_t, void *, const void *, std::size_t, c
 }
 
 Status HipApi::waits_copy_write_kernel(stream_t, uint64_t, std::size_t, uint64_t, const ThenWaits &,
-                                       void *, const void *, std::size_t, uint64_t, uint64_t) {
+                                       void *, const void *, std::size_t, uint64_t, uint64_t,
+                                       bool) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "a fused wait, copy and store needs mpix's HIP kernels (build with hipcc)");
 }

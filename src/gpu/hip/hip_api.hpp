@@ -58,6 +58,7 @@ struct HipApi {
 
   static MemKind classify(const void *p);
   static bool kernel_can_access(const void *p, int dev);
+  static bool device_memory_of(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);
   static void host_free(void *p);
   // Only GPU-direct sends use it, and GPU-direct is off on HIP.
@@ -98,7 +99,7 @@ struct HipApi {
   static Status waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
                                         uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
-                                        uint64_t value);
+                                        uint64_t value, bool local_dst);
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
