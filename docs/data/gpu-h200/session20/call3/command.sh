@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 20 call 3: the direct round's copy kernel fences at GPU scope where the copy landed in
 # this GPU's memory. mpix_partitioned (partitioned, in-kernel) against the previous commit
-# (old/ = 5th commit of session 20, system-scope fence) in one call; the same with the kernel
+# (old/ = 8abe346, system-scope fence) in one call; the same with the kernel
 # trigger mode and with every stream memory operation alone (what the stream chain costs);
 # then every gpu test.
 budget=${1:-420}
