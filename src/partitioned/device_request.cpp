@@ -1,8 +1,10 @@
 #include "partitioned/device_request.hpp"
 
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/log.hpp"
@@ -115,16 +117,47 @@ bool on_device(const void *buf, int device) {
   return a.type == cudaMemoryTypeDevice && a.device == device;
 }
 
+// Arrays of device marks, kept for the process's life and reused, never freed: freeing device
+// memory waits for the whole device, and the last owner of a request's words may be the agent
+// thread, dropping a freed request while a kernel spins on work only the agent can finish (a
+// hang, seen on one H200). By (device, partitions).
+struct MarkArrays {
+  std::mutex mu;
+  std::map<std::pair<int, std::size_t>, std::vector<void *>> spare;
+};
+MarkArrays &mark_arrays() {
+  static auto *m = new MarkArrays;
+  return *m;
+}
+
 // A send's device marks on the current device @p device (PRequest::share_device_marks).
 Status alloc_marks(Backend *be, int device, const std::vector<uint64_t> &init, PWords *w) {
+  const auto key = std::make_pair(device, init.size());
   void *d = nullptr;
-  cudaError_t rc = cudaMalloc(&d, init.size() * sizeof(uint64_t));
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    return make_status(MPI_ERR_NO_MEM, "device marks of %zu partitions: %s", init.size(),
-                       cudaGetErrorString(rc));
+  {
+    MarkArrays &m = mark_arrays();
+    std::lock_guard<std::mutex> lk(m.mu);
+    std::vector<void *> &v = m.spare[key];
+    if (!v.empty()) {
+      d = v.back();
+      v.pop_back();
+    }
   }
-  std::shared_ptr<void> mem(d, [](void *p) { cudaFree(p); });
+  if (!d) {
+    cudaError_t rc = cudaMalloc(&d, init.size() * sizeof(uint64_t));
+    if (rc != cudaSuccess) {
+      cudaGetLastError();
+      return make_status(MPI_ERR_NO_MEM, "device marks of %zu partitions: %s", init.size(),
+                         cudaGetErrorString(rc));
+    }
+  }
+  // Back to the spares once the request and its device requests are gone (no kernel or stream
+  // of theirs reads them then: the engine keeps a freed request until its stream finished).
+  std::shared_ptr<void> mem(d, [key](void *p) {
+    MarkArrays &m = mark_arrays();
+    std::lock_guard<std::mutex> lk(m.mu);
+    m.spare[key].push_back(p);
+  });
   MPIX_TRY(device_write(be, device, d, init.data(), init.size() * sizeof(uint64_t)));
   w->dmarks = static_cast<uint64_t *>(d);
   w->dmarks_at = RoundMirror{nullptr, device, be};
