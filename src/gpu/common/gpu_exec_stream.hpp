@@ -279,15 +279,11 @@ class GpuExecStream final : public ExecStream {
     uint64_t dev_word = reinterpret_cast<uint64_t>(word);
     if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
     const uint64_t mark_words = reinterpret_cast<uint64_t>(marks.word);
-    // A direct round's stream copies between the same buffers every round: ask about them once.
-    if (facts_.dst != dst || facts_.src != src || facts_.bytes != bytes)
-      facts_ = CopyFacts{dst, src, bytes, can_fuse_copy(dst, src, bytes),
-                         Api::device_memory_of(dst, device_)};
-    if (facts_.fuse) {
+    if (can_fuse_copy(dst, src, bytes)) {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
       return Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, dst, src, bytes,
-                                          dev_word, value, facts_.local);
+                                          dev_word, value, Api::device_memory_of(dst, device_));
     }
     // Larger: the kernel only waits; the copy engine copies.
     {
@@ -338,15 +334,6 @@ class GpuExecStream final : public ExecStream {
   bool default_;         // 0, the legacy or the per-thread default stream (Api::is_default_stream)
   const int fuse_slot_;  // device words of this stream's fused receives (Api::fuse_slot_acquire)
   std::atomic<uint64_t> fuse_ticket_{0};
-  // What waits_copy_then_write learnt of the buffers it last copied between (its callers, a
-  // direct partitioned request's private stream, use one pair for every round; cudaMalloc
-  // memory stays what it is while they do): whether a kernel copies, whether dst is this
-  // device's memory.
-  struct CopyFacts {
-    const void *dst = nullptr, *src = nullptr;
-    std::size_t bytes = 0;
-    bool fuse = false, local = false;
-  } facts_;
 };
 
 }  // namespace mpix
