@@ -373,8 +373,7 @@ void PartitionedEngine::activate(const std::shared_ptr<PRequest> &r) {
       count_.store(list_.size());
     }
   }
-  // A direct request's rounds need nothing of the agent (progress): let it sleep.
-  if (r->direct_.load(std::memory_order_acquire) != PRequest::kDirectYes) notifier().notify();
+  notifier().notify();
 }
 
 void PartitionedEngine::release(const std::shared_ptr<PRequest> &r) {
