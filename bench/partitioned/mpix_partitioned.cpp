@@ -137,18 +137,24 @@ int iters_for(const Options &o, std::size_t bytes) {
   return n < 10 ? 10 : static_cast<int>(n);
 }
 
+// The partitioned send and receive of one configuration (tag 0, to and from the peer).
+void init_pair(const Ctx &c, void *sbuf, void *rbuf, int parts, std::size_t per, MPIX_Request *s,
+               MPIX_Request *r) {
+  mpi_ok(MPIX_Psend_init(sbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
+                         MPI_INFO_NULL, s),
+         "MPIX_Psend_init");
+  mpi_ok(MPIX_Precv_init(rbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
+                         MPI_INFO_NULL, r),
+         "MPIX_Precv_init");
+}
+
 // One configuration; returns the one-way time in microseconds (on rank 0).
 double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
                        double *pready_ns, void *sbuf, void *rbuf) {
   const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
   const std::size_t per = bytes / parts;
   MPIX_Request s, r;
-  mpi_ok(MPIX_Psend_init(sbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
-                         MPI_INFO_NULL, &s),
-         "MPIX_Psend_init");
-  mpi_ok(MPIX_Precv_init(rbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
-                         MPI_INFO_NULL, &r),
-         "MPIX_Precv_init");
+  init_pair(c, sbuf, rbuf, parts, per, &s, &r);
   MPIX_Prequest ps;
   mpi_ok(MPIX_Prequest_create(s, &ps), "MPIX_Prequest_create");
   cuda_ok(cudaMemset(c.pready, 0, 2 * sizeof(unsigned long long)), "cudaMemset");
@@ -190,12 +196,7 @@ double run_in_kernel(Ctx &c, const Options &o, std::size_t bytes, int parts, int
                      double *pready_ns, double *wall_us, void *sbuf, void *rbuf) {
   const std::size_t per = bytes / parts;
   MPIX_Request s, r;
-  mpi_ok(MPIX_Psend_init(sbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
-                         MPI_INFO_NULL, &s),
-         "MPIX_Psend_init");
-  mpi_ok(MPIX_Precv_init(rbuf, parts, static_cast<MPI_Count>(per), MPI_BYTE, c.peer, 0, c.comm,
-                         MPI_INFO_NULL, &r),
-         "MPIX_Precv_init");
+  init_pair(c, sbuf, rbuf, parts, per, &s, &r);
   MPIX_Prequest ps, pr;
   mpi_ok(MPIX_Prequest_create(s, &ps), "MPIX_Prequest_create");
   mpi_ok(MPIX_Prequest_create(r, &pr), "MPIX_Prequest_create");
