@@ -200,8 +200,9 @@ __device__ void wait_then(const ThenWaits &then) {
 // threads wait side by side for the @p nmarks device words at @p marks to reach @p mark (the
 // partitions' ready marks; each read stays in this GPU's memory), one thread for @p first (the
 // receiver's open round, host ready marks), then the block copies @p n bytes and one thread
-// makes the copy visible system-wide and stores the arrival mark (@p word null: the kernel only
-// waits, and the stream's next operations copy and mark).
+// makes the copy visible to the mark's readers (@p local_dst: it landed in this GPU's memory,
+// a GPU-scope fence; else a system-scope one) and stores the arrival mark (@p word null: the
+// kernel only waits, and the stream's next operations copy and mark).
 __global__ void waits_copy_store(const unsigned long long *marks, unsigned long long nmarks,
                                  unsigned long long mark, ThenWaits first, char *dst,
                                  const char *src, unsigned long long n,
