@@ -47,10 +47,11 @@
  *  - A recorded misuse fails the round: the next host MPIX_Wait / MPIX_Test returns its error
  *    class (once) and leaves the request inactive, abandoning what was not yet transferred.
  *
- * Partition buffers live in host-accessible memory (pinned with cudaHostAlloc / hipHostMalloc,
- * or managed): the network reads and writes them from the host. On CUDA the descriptor an
- * MPIX_Prequest points to is in device memory (read once per call, cached); the words it
- * points to are in host memory mapped for the device.
+ * Partition buffers live in pinned host memory (cudaHostAlloc / hipHostMalloc), managed memory
+ * or, on CUDA, device memory (mpix stages it, or moves whole rounds GPU to GPU where both sides
+ * qualify: docs/partitioned.md, "Direct rounds"). On CUDA the descriptor an MPIX_Prequest points
+ * to is in device memory (read once per call, cached); the words it points to are in host
+ * memory mapped for the device, with device copies where noted in mpix_prequest_s.
  *
  * Compiled by a plain C++ compiler (no nvcc / hipcc) the same calls are ordinary inline host
  * functions, so host threads can drive an MPIX_Prequest too (mpix's CI tests them that way).
