@@ -275,12 +275,12 @@ MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
   if (preq->darrived && preq->dround && *(volatile const uint64_t *)(preq->darrived + 1)) {
     // The request's rounds go direct (darrived[1] set): the round and its arrival are words of
     // this GPU's memory, and no load crosses to host memory (many blocks polling host words
-    // are served one after another). The acquire on the round orders the arrival after it.
+    // are served one after another). The acquire on the round orders the arrival after it,
+    // the acquire on the arrival the data reads after the call (no fence needed).
     const uint64_t g = mpix_dev_load_acquire(preq->dround),
                    d = mpix_dev_load_acquire(preq->darrived);
     const bool active = ((g - preq->base) & 1u) != 0;
     if (g != preq->base && (int64_t)(d - (active ? g + 1 : g)) >= 0) {
-      __threadfence_system();
       *flag = 1;
       return MPI_SUCCESS;
     }
