@@ -83,7 +83,7 @@ struct PWords {
   // lock; null until then.
   uint64_t *dmarks = nullptr;
   RoundMirror dmarks_at{};              // their device and backend (word unused)
-  std::shared_ptr<void> dmarks_memory;  // frees them
+  std::shared_ptr<void> dmarks_memory;  // gives them back for reuse (never freed)
 };
 
 class PRequest : public std::enable_shared_from_this<PRequest> {
