@@ -12,6 +12,39 @@
 namespace mpix {
 namespace {
 
+// Acquire loads and release stores: one access each, where a plain access and a fence.sc
+// (__threadfence / __threadfence_system, membar.gl / membar.sys) cost more. Data a thread reads
+// after an acquire load that saw a word's new value is at least as new as what the word's
+// writer published before it, and a barrier after the load extends that to the block; a
+// release store publishes what this thread wrote before it, and what the block wrote before a
+// barrier it passed.
+__device__ __forceinline__ unsigned long long load_acquire_sys(
+    const volatile unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long load_acquire_gpu(
+    const volatile unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release(volatile unsigned long long *p, unsigned long long v,
+                                              bool gpu_scope) {
+  if (gpu_scope) asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  else asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// Spins until *word reached value (the cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, so every
+// mode agrees on what "reached" is), each look an acquire load at system scope: what follows is
+// ordered after it as after a stream memory operation's wait.
+__device__ __forceinline__ void spin_acquire(const volatile unsigned long long *word,
+                                             unsigned long long value) {
+  while (static_cast<long long>(load_acquire_sys(word) - value) < 0) {
+  }
+}
+
 // Earlier kernels on the stream have finished before this one starts; the fence makes their
 // writes visible to the host before the host can see the new value.
 __global__ void store_word(volatile unsigned long long *word, unsigned long long value) {
@@ -19,11 +52,8 @@ __global__ void store_word(volatile unsigned long long *word, unsigned long long
   *word = value;  // published by the kernel's end (a fence after it holds the stream)
 }
 
-// The cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, so both modes agree on what "reached" is.
 __global__ void wait_word(const volatile unsigned long long *word, unsigned long long value) {
-  while (static_cast<long long>(*word - value) < 0) {
-  }
-  __threadfence_system();
+  spin_acquire(word, value);
 }
 
 // One run's blocks, by the threads of one CUDA block, in words of W bytes (every address of the
@@ -138,8 +168,7 @@ __device__ void announce_copied(volatile unsigned long long *len, unsigned long 
     if (atomicAdd(count, 1ull) != gridDim.x - 1) return;
     *count = 0;
   }
-  __threadfence_system();
-  len[3] = 1;
+  store_release(len + 3, 1, false);
 }
 
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
@@ -176,58 +205,43 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
                                 volatile unsigned long long *word, unsigned long long value) {
   copy_bytes(dst, src, n);
   __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    *word = value;  // no fence after it: the kernel's end publishes it, and one would hold the
-                    // stream for a PCIe round trip
-  }
+  // No fence after the store: the kernel's end publishes it, and one would hold the stream for
+  // a PCIe round trip.
+  if (threadIdx.x == 0) store_release(word, value, false);
 }
 
-// The waits of ThenWaits by one thread, after its kernel's copy (the kernel's stream goes on
-// once all are reached), then a system fence as after a stream memory operation's wait.
+// The waits of ThenWaits by one thread (the kernel's stream goes on once all are reached).
 __device__ void wait_then(const ThenWaits &then) {
-  if (then.n == 0) return;
-  for (unsigned i = 0; i < then.n; ++i) {
-    const volatile unsigned long long *w =
-        reinterpret_cast<const volatile unsigned long long *>(then.word[i]);
-    while (static_cast<long long>(*w - then.value[i]) < 0) {
-    }
-  }
-  __threadfence_system();
+  for (unsigned i = 0; i < then.n; ++i)
+    spin_acquire(reinterpret_cast<const volatile unsigned long long *>(then.word[i]),
+                 then.value[i]);
 }
 
 // A direct partitioned round's copy (partitioned/direct_link.hpp) as one kernel: the block's
 // threads wait side by side for the @p nmarks device words at @p marks to reach @p mark (the
-// partitions' ready marks; each read stays in this GPU's memory), one thread for @p first (the
-// receiver's open round, host ready marks), then the block copies @p n bytes and one thread
-// makes the copy visible to the mark's readers (@p local_dst: it landed in this GPU's memory,
-// a GPU-scope fence; else a system-scope one) and stores the arrival mark (@p word null: the
-// kernel only waits, and the stream's next operations copy and mark).
+// partitions' ready marks; each read stays in this GPU's memory), and at the same time the
+// first thread of the last warp for @p first (the receiver's open round, host ready marks:
+// mostly reached long before, so their reads leave the critical path); then the block copies
+// @p n bytes and one thread stores the arrival mark with a release that makes the copy visible
+// to the mark's readers first (@p local_dst: it landed in this GPU's memory, GPU scope; else
+// system scope). @p word null: the kernel only waits, and the stream's next operations copy
+// and mark.
 __global__ void waits_copy_store(const unsigned long long *marks, unsigned long long nmarks,
                                  unsigned long long mark, ThenWaits first, char *dst,
                                  const char *src, unsigned long long n,
                                  volatile unsigned long long *word, unsigned long long value,
                                  bool local_dst) {
-  for (unsigned long long i = threadIdx.x; i < nmarks; i += blockDim.x) {
-    const volatile unsigned long long *m = marks + i;
-    while (static_cast<long long>(*m - mark) < 0) {
+  // The marks were stored after a GPU-scope fence of their writers (mpix_device.h): the
+  // acquire, and the barrier below, order the reads of the data after them.
+  for (unsigned long long i = threadIdx.x; i < nmarks; i += blockDim.x)
+    while (static_cast<long long>(load_acquire_gpu(marks + i) - mark) < 0) {
     }
-  }
-  if (threadIdx.x == 0) wait_then(first);
+  if (threadIdx.x == (blockDim.x > 32 ? blockDim.x - 32 : 0)) wait_then(first);
   __syncthreads();
-  // The marks were stored after a GPU-scope fence of their writers (mpix_device.h): this one
-  // orders the reads of the data after them.
-  __threadfence();
   copy_bytes(dst, src, n);
   if (!word) return;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    // The copy is visible to the reader of the mark before the mark: where it landed in this
-    // GPU's memory, once this GPU's L2 has it.
-    if (local_dst) __threadfence();
-    else __threadfence_system();
-    *word = value;
-  }
+  if (threadIdx.x == 0) store_release(word, value, local_dst);
 }
 
 // A staged receive's completion wait and copy in as one kernel: in each block one thread spins
@@ -245,11 +259,7 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
                                volatile unsigned long long *len, ThenWaits then) {
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
-  if (threadIdx.x == 0) {
-    while (static_cast<long long>(*word - value) < 0) {
-    }
-    __threadfence_system();
-  }
+  if (threadIdx.x == 0) spin_acquire(word, value);
   __syncthreads();
   const bool speculate = max <= kSpeculate && reinterpret_cast<unsigned long long>(src) % 16 == 0;
   if (threadIdx.x == 0) {
@@ -290,9 +300,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
-      while (static_cast<long long>(*word - value) < 0) {
-      }
-      __threadfence_system();
+      spin_acquire(word, value);
       total = len[0];
       from = len[1];
       s[1] = total;
