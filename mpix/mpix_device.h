@@ -114,6 +114,9 @@ struct mpix_prequest_s {
       GPU-scope fence reaches. */
   int32_t device_data;
   int32_t reserved;
+  /** Where dround points on a device descriptor (CUDA): the round's copy, at a fixed place in
+      the descriptor, so a kernel loads it together with the other fields, not after them. */
+  uint64_t dround_copy;
 };
 
 /* Accesses to the request's words, which live in host memory: relaxed loads that reach the
@@ -205,6 +208,9 @@ MPIX_DEVICE_FN int mpix_prequest_fail(MPIX_Prequest preq, int kind, int partitio
  */
 MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
   MPIX_PREQ_HOST_VIEW(preq, return MPI_ERR_REQUEST);
+  // The descriptor's fields and the round's device copy in one go (a device descriptor's copy
+  // is a field of it); the partition's words only once the range is checked.
+  const uint64_t gc = mpix_dev_load(&preq->dround_copy);
   if (!preq->is_send) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, partition);
   if (partition < 0 || partition >= preq->partitions)
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, partition);
@@ -213,19 +219,22 @@ MPIX_DEVICE_FN int MPIX_Pready(int partition, MPIX_Prequest preq) {
   // to host memory: many blocks reading one host word are served one after another), else
   // the host words, both loads issued together.
   uint64_t *shadow = preq->dready ? preq->dready + partition : 0;
-  const uint64_t g = mpix_dev_load(preq->dround ? preq->dround : preq->round),
+  const uint64_t g = preq->dround ? gc : mpix_dev_load(preq->round),
                  old = mpix_dev_load(shadow ? shadow : w);
   if (((g - preq->base) & 1u) == 0)
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
   const uint64_t r = g + 1;
-  if ((int64_t)(old - r) >= 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, partition);
   if (preq->device_data) {
-    // The data is in this GPU's memory: once the fence has it in L2, every reader sees it.
+    // The data is in this GPU's memory: once the fence has it in L2, every reader sees it. The
+    // marks are stored before the double-ready check, which then waits for nothing: a second
+    // MPIX_Pready of a partition stores the value its marks hold already.
     mpix_dev_fence_gpu();
-    if (shadow) mpix_dev_store(shadow, r);
+    if (shadow) mpix_dev_store(shadow, r);  // (a host view has none: MPIX_PREQ_HOST_MARKED)
     mpix_dev_store(w, r);
+    if ((int64_t)(old - r) >= 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, partition);
     return MPIX_PREQ_HOST_MARKED(preq, partition, partition, r);
   }
+  if ((int64_t)(old - r) >= 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_DOUBLE, partition);
   if (shadow) mpix_dev_store(shadow, r);
   mpix_dev_store_release(w, r);  // the partition's data is visible before its ready mark
   return MPI_SUCCESS;
@@ -241,7 +250,8 @@ MPIX_DEVICE_FN int MPIX_Pready_range(int low, int high, MPIX_Prequest preq) {
   if (!preq->is_send) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, low);
   if (low > high || low < 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, low);
   if (high >= preq->partitions) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, high);
-  const uint64_t g = mpix_dev_load(preq->dround ? preq->dround : preq->round);
+  const uint64_t gc = mpix_dev_load(&preq->dround_copy);
+  const uint64_t g = preq->dround ? gc : mpix_dev_load(preq->round);
   if (((g - preq->base) & 1u) == 0) return mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, low);
   const uint64_t r = g + 1;
   for (int p = low; p <= high; ++p)
@@ -263,29 +273,38 @@ MPIX_DEVICE_FN int MPIX_Pready_range(int low, int high, MPIX_Prequest preq) {
  */
 MPIX_DEVICE_FN int MPIX_Parrived(MPIX_Prequest preq, int partition, int *flag) {
   MPIX_PREQ_HOST_VIEW(preq, *flag = 1; return MPI_ERR_REQUEST);
-  if (preq->is_send) {
+  const int32_t is_send = preq->is_send, partitions = preq->partitions;
+#if defined(__CUDACC__)
+  // Where the request's rounds go direct (darrived[1] set), the round and its arrival are words
+  // of this GPU's memory, and no load crosses to host memory (many blocks polling host words
+  // are served one after another). The round's copy is read with the descriptor's fields (it
+  // is one of them), then the flag and the arrival together. The acquire on the round orders
+  // the arrival after it, the acquire on the arrival the data reads after the call (no fence
+  // needed). An arrival read before the flag is at worst stale: the caller looks again.
+  const uint64_t *const da = preq->darrived, *const dr = preq->dround;
+  const uint64_t base = preq->base;
+  const uint64_t gd = mpix_dev_load_acquire(&preq->dround_copy);
+#endif
+  if (is_send) {
     *flag = 1;
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_SIDE, partition);
   }
-  if (partition < 0 || partition >= preq->partitions) {
+  if (partition < 0 || partition >= partitions) {
     *flag = 1;
     return mpix_prequest_fail(preq, MPIX_PREQ_ERR_RANGE, partition);
   }
 #if defined(__CUDACC__)
-  if (preq->darrived && preq->dround && *(volatile const uint64_t *)(preq->darrived + 1)) {
-    // The request's rounds go direct (darrived[1] set): the round and its arrival are words of
-    // this GPU's memory, and no load crosses to host memory (many blocks polling host words
-    // are served one after another). The acquire on the round orders the arrival after it,
-    // the acquire on the arrival the data reads after the call (no fence needed).
-    const uint64_t g = mpix_dev_load_acquire(preq->dround),
-                   d = mpix_dev_load_acquire(preq->darrived);
-    const bool active = ((g - preq->base) & 1u) != 0;
-    if (g != preq->base && (int64_t)(d - (active ? g + 1 : g)) >= 0) {
-      *flag = 1;
-      return MPI_SUCCESS;
+  if (da && dr) {
+    const uint64_t d = mpix_dev_load_acquire(da);
+    if (*(volatile const uint64_t *)(da + 1)) {
+      const bool active = ((gd - base) & 1u) != 0;
+      if (gd != base && (int64_t)(d - (active ? gd + 1 : gd)) >= 0) {
+        *flag = 1;
+        return MPI_SUCCESS;
+      }
+      *flag = !active;
+      return active ? MPI_SUCCESS : mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
     }
-    *flag = !active;
-    return active ? MPI_SUCCESS : mpix_prequest_fail(preq, MPIX_PREQ_ERR_INACTIVE, partition);
   }
   // Volatile loads reach host memory every time; the system fence after a true flag orders
   // the data reads that follow the call (the form the GPU tests ran, see

@@ -185,14 +185,14 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   static_assert(sizeof(mpix_prequest_s) % alignof(uint64_t *) == 0,
                 "the word table follows the descriptor");
   static_assert(sizeof(uint64_t *) == sizeof(uint64_t), "the device copies follow the table");
-  // Descriptor, word table; in device memory also the round's copy and one word per partition.
+  // Descriptor (in device memory with the round's copy), word table; in device memory also one
+  // word per partition.
   const std::size_t table_end = sizeof(mpix_prequest_s) + n * sizeof(uint64_t *);
   DeviceRequest dr;
   dr.words = w;
   // The table's address is only known once the descriptor is allocated.
-  MPIX_TRY(allocate(be, table_end + (n + 1) * sizeof(uint64_t), &dr));
-  std::vector<unsigned char> image(dr.device_memory ? table_end + (n + 1) * sizeof(uint64_t)
-                                                    : table_end);
+  MPIX_TRY(allocate(be, table_end + n * sizeof(uint64_t), &dr));
+  std::vector<unsigned char> image(dr.device_memory ? table_end + n * sizeof(uint64_t) : table_end);
   auto *d = reinterpret_cast<mpix_prequest_s *>(image.data());
   auto **table = reinterpret_cast<uint64_t **>(d + 1);
   for (std::size_t i = 0; i < n; ++i) table[i] = w->part[i].word;
@@ -207,15 +207,17 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
   d->darrived = nullptr;
   d->device_data = 0;
   d->reserved = 0;
+  d->dround_copy = w->base;
   if (dr.device_memory) {
     d->darrived = r->link_arrived();  // device memory: read where the descriptor is
-    // The round's copy, then the partitions' last device marks: no mark yet (base).
+    // The partitions' last device marks: no mark yet (base).
     auto *copies = reinterpret_cast<uint64_t *>(image.data() + table_end);
-    for (std::size_t i = 0; i <= n; ++i) copies[i] = w->base;
+    for (std::size_t i = 0; i < n; ++i) copies[i] = w->base;
     auto *dev_copies = reinterpret_cast<uint64_t *>(static_cast<char *>(dr.mem) + table_end);
-    d->dround = dev_copies;
+    uint64_t *const dround = &static_cast<mpix_prequest_s *>(dr.mem)->dround_copy;
+    d->dround = dround;
     if (d->is_send) {
-      d->dready = dev_copies + 1;
+      d->dready = dev_copies;
 #ifdef MPIX_HAVE_CUDA
       // On the buffer's GPU: the request's shared marks, and the GPU-scope fence.
       uint64_t *marks = nullptr;
@@ -236,10 +238,10 @@ Status device_request_create(const std::shared_ptr<PRequest> &r, MPIX_Prequest *
       }
 #endif
     }
-    dr.dround = dev_copies;
-    const RoundMirror mirror{dev_copies, dr.device, be};
+    dr.dround = dround;
+    const RoundMirror mirror{dround, dr.device, be};
     Status st = r->attach_round_mirror(mirror, [&](uint64_t round_now) {
-      copies[0] = round_now;
+      d->dround_copy = round_now;
       return device_write(be, dr.device, dr.mem, image.data(), image.size());
     });
     if (!st.is_ok()) {

@@ -388,12 +388,21 @@ TEST_CASE("device misuse is returned to the kernel and reported by the host wait
   cudaStream_t s;
   CUDA_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   constexpr int kParts = 4;
-  Pinned sbuf(kParts), rbuf(kParts);
-  for (int i = 0; i < kParts; ++i) sbuf.p[i] = 50 + i;
+  // Pinned buffers, and cudaMalloc ones (the device marks: a second MPIX_Pready stores the mark
+  // before it is found to be one).
+  const bool device_buffers = GENERATE(false, true);
+  CAPTURE(device_buffers);
+  Pinned pinned_s(kParts), pinned_r(kParts);
+  DeviceInts device_s(kParts, false), device_r(kParts, false);
+  int *sbuf = device_buffers ? device_s.p : pinned_s.p;
+  int *rbuf = device_buffers ? device_r.p : pinned_r.p;
+  std::vector<int> sent(kParts);
+  for (int i = 0; i < kParts; ++i) sent[i] = 50 + i;
+  CUDA_REQUIRE(cudaMemcpy(sbuf, sent.data(), sizeof(int) * kParts, cudaMemcpyDefault));
   MPIX_Request sr, rr;  // a pair to this process itself
-  REQUIRE(MPIX_Psend_init(sbuf.p, kParts, 1, MPI_INT, rank, 2, comm, MPI_INFO_NULL, &sr) ==
+  REQUIRE(MPIX_Psend_init(sbuf, kParts, 1, MPI_INT, rank, 2, comm, MPI_INFO_NULL, &sr) ==
           MPI_SUCCESS);
-  REQUIRE(MPIX_Precv_init(rbuf.p, kParts, 1, MPI_INT, rank, 2, comm, MPI_INFO_NULL, &rr) ==
+  REQUIRE(MPIX_Precv_init(rbuf, kParts, 1, MPI_INT, rank, 2, comm, MPI_INFO_NULL, &rr) ==
           MPI_SUCCESS);
   MPIX_Prequest ps;
   REQUIRE(MPIX_Prequest_create(sr, &ps) == MPI_SUCCESS);
@@ -410,7 +419,9 @@ TEST_CASE("device misuse is returned to the kernel and reported by the host wait
   // Every partition was marked once: the data arrives; then the sender's wait reports the
   // first misuse (marked twice) with its MPI error class.
   REQUIRE(MPIX_Wait(&rr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-  for (int i = 0; i < kParts; ++i) CHECK(rbuf.p[i] == 50 + i);
+  std::vector<int> got(kParts, -1);
+  CUDA_REQUIRE(cudaMemcpy(got.data(), rbuf, sizeof(int) * kParts, cudaMemcpyDefault));
+  CHECK(got == sent);
   CHECK(error_class(MPIX_Wait(&sr, MPI_STATUS_IGNORE)) == MPI_ERR_ARG);
   CHECK(MPIX_Wait(&sr, MPI_STATUS_IGNORE) == MPI_SUCCESS);  // reported once
   REQUIRE(MPIX_Request_free(&sr) == MPI_SUCCESS);
