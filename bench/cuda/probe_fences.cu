@@ -3,21 +3,21 @@
 // fences (acq_rel / sc, GPU / system scope), loads of device and pinned host words (relaxed,
 // acquire, plain), dependent loads like a descriptor's pointer then its target, and a store to
 // host memory followed by a GPU-scope fence. Single loads take their address from a kernel
-// parameter; the "desc" modes load it from a descriptor in device memory first. Each kernel launch times the step once in thread 0
-// of each block (globaltimer ns and clock64 cycles), as MPIX_Pready runs once per partition.
-// Prints the mean over launches per mode and block count.
+// parameter; the "desc" modes load it from a descriptor in device memory first. Each kernel launch
+// times the step once in thread 0 of each block (globaltimer ns and clock64 cycles), as MPIX_Pready
+// runs once per partition. Prints the mean over launches per mode and block count.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 
-#define CK(x)                                                               \
-  do {                                                                      \
-    cudaError_t e_ = (x);                                                   \
-    if (e_ != cudaSuccess) {                                                \
-      std::printf("%s: %s\n", #x, cudaGetErrorString(e_));                  \
-      return 1;                                                             \
-    }                                                                       \
+#define CK(x)                                              \
+  do {                                                     \
+    cudaError_t e_ = (x);                                  \
+    if (e_ != cudaSuccess) {                               \
+      std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); \
+      return 1;                                            \
+    }                                                      \
   } while (0)
 
 __device__ __forceinline__ uint64_t now_ns() {
@@ -44,10 +44,10 @@ __device__ __forceinline__ void st_rlx_sys(uint64_t *p, uint64_t v) {
   asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-struct Desc {          // a descriptor in device memory, like mpix_prequest_s
-  uint64_t *round;     // device word
-  uint64_t *marks;     // device words
-  uint64_t *host;      // pinned host words
+struct Desc {       // a descriptor in device memory, like mpix_prequest_s
+  uint64_t *round;  // device word
+  uint64_t *marks;  // device words
+  uint64_t *host;   // pinned host words
 };
 
 const char *const kModes[] = {
@@ -76,15 +76,33 @@ __global__ void step(int mode, uint4 *part, Desc w, const Desc *desc, uint64_t *
   uint64_t v = 0;
   const uint64_t c0 = clock64(), t0 = now_ns();
   switch (mode) {
-    case 1: asm volatile("fence.acq_rel.gpu;" ::: "memory"); break;
-    case 2: __threadfence(); break;
-    case 3: asm volatile("fence.acq_rel.sys;" ::: "memory"); break;
-    case 4: __threadfence_system(); break;
-    case 5: v = ld_rlx_sys(w.round); break;
-    case 6: v = ld_acq_gpu(w.round); break;
-    case 7: v = ld_acq_sys(w.round); break;
-    case 8: v = ld_rlx_sys(w.host + b); break;
-    case 9: v = ld_rlx_sys(desc->marks + b); break;
+    case 1:
+      asm volatile("fence.acq_rel.gpu;" ::: "memory");
+      break;
+    case 2:
+      __threadfence();
+      break;
+    case 3:
+      asm volatile("fence.acq_rel.sys;" ::: "memory");
+      break;
+    case 4:
+      __threadfence_system();
+      break;
+    case 5:
+      v = ld_rlx_sys(w.round);
+      break;
+    case 6:
+      v = ld_acq_gpu(w.round);
+      break;
+    case 7:
+      v = ld_acq_sys(w.round);
+      break;
+    case 8:
+      v = ld_rlx_sys(w.host + b);
+      break;
+    case 9:
+      v = ld_rlx_sys(desc->marks + b);
+      break;
     case 10: {
       const uint64_t g = ld_rlx_sys(desc->round), old = ld_rlx_sys(desc->marks + b);
       if (old > g + 1000) v = 1;
@@ -100,7 +118,8 @@ __global__ void step(int mode, uint4 *part, Desc w, const Desc *desc, uint64_t *
     case 12:
       asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(w.marks + b), "l"(1ull) : "memory");
       break;
-    default: break;
+    default:
+      break;
   }
   const uint64_t t1 = now_ns(), c1 = clock64();
   sink[b] = v;
