@@ -64,6 +64,9 @@ const char *const kModes[] = {
     "desc fields -> 2 loads -> fence.acq_rel.gpu -> 2 stores (Pready-like)",
     "st.relaxed.sys host, then fence.acq_rel.gpu",
     "st.release.gpu device word",
+    "fence.release.gpu",
+    "fence.release.gpu -> desc fields -> 2 loads -> 2 stores (Pready-like, fence first)",
+    "desc fields -> 2 loads -> st.release.gpu + st.relaxed.sys",
 };
 constexpr int kNumModes = sizeof(kModes) / sizeof(kModes[0]);
 
@@ -118,6 +121,24 @@ __global__ void step(int mode, uint4 *part, Desc w, const Desc *desc, uint64_t *
     case 12:
       asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(w.marks + b), "l"(1ull) : "memory");
       break;
+    case 13:
+      asm volatile("fence.release.gpu;" ::: "memory");
+      break;
+    case 14: {
+      asm volatile("fence.release.gpu;" ::: "memory");
+      const uint64_t g = ld_rlx_sys(desc->round), old = ld_rlx_sys(desc->marks + b);
+      if (old > g + 1000) v = 1;
+      st_rlx_sys(desc->marks + b, g + 1);
+      st_rlx_sys(desc->host + b, g + 1);
+      break;
+    }
+    case 15: {
+      const uint64_t g = ld_rlx_sys(desc->round), old = ld_rlx_sys(desc->marks + b);
+      if (old > g + 1000) v = 1;
+      asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(desc->marks + b), "l"(g + 1) : "memory");
+      st_rlx_sys(desc->host + b, g + 1);
+      break;
+    }
     default:
       break;
   }
