@@ -569,6 +569,29 @@ int MPIX_Start_enqueue(MPIX_Request *request);
  */
 int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
 
+/**
+ * MPIX_Start_enqueue on each of @p count requests, in array order; every request is checked
+ * before any is started. Where all are on one stream (the requests of one stream
+ * communicator), their stream operations go to the stream in ONE call (one
+ * cuStreamBatchMemOp on a CUDA stream, which costs the host microseconds each), so a halo
+ * exchange's sends and receives start for the price of one.
+ * @return as MPIX_Start_enqueue, for the first request that fails (named in the log); also
+ *         MPI_ERR_ARG (NULL @p array_of_requests with @p count > 0), MPI_ERR_COUNT (negative
+ *         @p count) and MPI_ERR_REQUEST (a request named twice).
+ */
+int MPIX_Startall_enqueue(int count, MPIX_Request array_of_requests[]);
+
+/**
+ * MPIX_Pwait_enqueue on each of @p count requests, in array order, in one stream call where
+ * all are on one stream (as MPIX_Startall_enqueue). MPIX_REQUEST_NULL entries are skipped
+ * with an empty status. @p array_of_statuses may be MPI_STATUSES_IGNORE.
+ * @return as MPIX_Pwait_enqueue; also MPI_ERR_ARG (NULL @p array_of_requests with
+ *         @p count > 0), MPI_ERR_COUNT (negative @p count) and MPI_ERR_REQUEST (a request named
+ *         twice; an inactive request: then no wait is enqueued).
+ */
+int MPIX_Pwaitall_enqueue(int count, MPIX_Request array_of_requests[],
+                          MPI_Status array_of_statuses[]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,8 @@
 //                the initiator's in-kernel round trip (kernel MPIX_Pready -> peer kernel sees
 //                MPIX_Parrived, and back), and on a second line the wall-clock one-way time of
 //                the whole loop (rounds started and completed in stream order).
+//   in-kernel-all  in-kernel, with each side's receive and send started by one
+//                MPIX_Startall_enqueue and completed by one MPIX_Pwaitall_enqueue.
 // Reported: one-way time = round trip / 2, from the start of the producing kernel to the whole
 // message having arrived on the other side (and, for partitioned, the mean cost of a device
 // MPIX_Pready). Buffers are pinned host memory the kernels write directly (mpix posts
@@ -97,7 +99,8 @@ Options parse(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: mpix_partitioned [--sizes MIN:MAX bytes, powers of 2] [--parts "
-                   "1,2,...] [--modes partitioned,enqueue,mpi-sync,in-kernel] [--compute-us T] "
+                   "1,2,...] [--modes partitioned,enqueue,mpi-sync,in-kernel,in-kernel-all] "
+                   "[--compute-us T] "
                    "[--iters N] [--warmup N] [--buffers host|device] [--json FILE] "
                    "[--label TEXT]\n");
       std::exit(2);
@@ -191,8 +194,9 @@ double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, i
   return t / iters / 2 * 1e6;
 }
 
-// Mode in-kernel; returns the in-kernel one-way time, *wall_us the wall-clock one.
-double run_in_kernel(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
+// Mode in-kernel (@p all: in-kernel-all); returns the in-kernel one-way time, *wall_us the
+// wall-clock one.
+double run_in_kernel(Ctx &c, const Options &o, bool all, std::size_t bytes, int parts, int iters,
                      double *pready_ns, double *wall_us, void *sbuf, void *rbuf) {
   const std::size_t per = bytes / parts;
   MPIX_Request s, r;
@@ -214,23 +218,31 @@ double run_in_kernel(Ctx &c, const Options &o, std::size_t bytes, int parts, int
     }
     double t[6];
     t[0] = MPI_Wtime();
-    mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
+    MPIX_Request rs[2] = {r, s}, sr[2] = {s, r};
+    if (all) mpi_ok(MPIX_Startall_enqueue(2, rs), "MPIX_Startall_enqueue");
+    else mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
     t[1] = MPI_Wtime();
-    mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
+    if (!all) mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
     t[2] = MPI_Wtime();
     cuda_ok(pbench::pingpong(sbuf, rbuf, per, parts, it, c.rank == 0, ps, pr, stats, c.cs),
             "pingpong");
     t[3] = MPI_Wtime();
-    mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+    if (all) mpi_ok(MPIX_Pwaitall_enqueue(2, sr, MPI_STATUSES_IGNORE), "MPIX_Pwaitall_enqueue");
+    else mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
     t[4] = MPI_Wtime();
-    mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
+    if (!all) mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
     t[5] = MPI_Wtime();
     if (it >= 0)
       for (int k = 0; k < 5; ++k) host[k] += t[k + 1] - t[k];
   }
   cuda_ok(cudaStreamSynchronize(c.cs), "sync");
   *wall_us = (MPI_Wtime() - t0) / iters / 2 * 1e6;
-  if (c.rank == 0)
+  if (c.rank == 0 && all)
+    std::printf(
+        "  # host us per call: Startall_enqueue(r,s) %.2f, kernel launch %.2f, "
+        "Pwaitall_enqueue(s,r) %.2f\n",
+        host[0] / iters * 1e6, host[2] / iters * 1e6, host[3] / iters * 1e6);
+  else if (c.rank == 0)
     std::printf(
         "  # host us per call: Start_enqueue(r) %.2f, Start_enqueue(s) %.2f, kernel "
         "launch %.2f, Pwait_enqueue(s) %.2f, Pwait_enqueue(r) %.2f\n",
@@ -388,8 +400,9 @@ int main(int argc, char **argv) {
           us = run_partitioned(c, o, bytes, parts, iters, &pns, sbuf, rbuf);
         else if (mode == "enqueue") us = run_enqueue(c, o, bytes, parts, iters, sbuf, rbuf);
         else if (mode == "mpi-sync") us = run_mpi_sync(c, o, bytes, parts, iters, sbuf, rbuf);
-        else if (mode == "in-kernel")
-          us = run_in_kernel(c, o, bytes, parts, iters, &pns, &wall, sbuf, rbuf);
+        else if (mode == "in-kernel" || mode == "in-kernel-all")
+          us = run_in_kernel(c, o, mode == "in-kernel-all", bytes, parts, iters, &pns, &wall, sbuf,
+                             rbuf);
         else die(mode.c_str(), "unknown mode");
         cuda_ok(cudaMemcpy(seen.data(), rbuf, bytes, cudaMemcpyDefault), "cudaMemcpy");
         int ok = check_last(seen.data(), bytes, parts, iters - 1), all = 0;

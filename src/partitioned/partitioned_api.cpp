@@ -79,8 +79,32 @@ Status start_all(int count, MPIX_Request reqs[], bool enqueued, bool many) {
     Status st = rs[static_cast<std::size_t>(i)]->check_start(enqueued);
     if (!st.is_ok()) return which(i, st);
   }
+  if (enqueued && many) return PRequest::start_enqueue_all(rs);
   for (auto &r : rs) MPIX_TRY(r->start(enqueued));
   return {};
+}
+
+// MPIX_Pwaitall_enqueue: MPIX_REQUEST_NULL entries get an empty status, the others are
+// waited for together.
+Status pwait_all(int count, MPIX_Request reqs[], MPI_Status *statuses) {
+  MPIX_TRY(check_count(count));
+  if (count > 0 && !reqs) return make_status(MPI_ERR_ARG, "array_of_requests is NULL");
+  std::vector<std::shared_ptr<PRequest>> rs;
+  std::vector<MPI_Status *> sts;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i;
+    if (reqs[i] == MPIX_REQUEST_NULL) {
+      status_set_empty(st);
+      continue;
+    }
+    std::shared_ptr<PRequest> r;
+    Status found = find(reqs[i], &r);
+    if (!found.is_ok())
+      return make_status(found.code(), "array_of_requests[%d]: %s", i, found.what().c_str());
+    rs.push_back(std::move(r));
+    sts.push_back(st);
+  }
+  return PRequest::pwait_enqueue_all(rs, sts);
 }
 
 Status pready(MPIX_Request request, const int *parts, int n) {
@@ -233,6 +257,22 @@ int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status) {
     Status st = request ? find(*request, &r) : make_status(MPI_ERR_ARG, "request is NULL");
     if (st.is_ok()) st = r->pwait_enqueue(status);
     return finish(comm, "MPIX_Pwait_enqueue", st);
+  });
+}
+
+int MPIX_Startall_enqueue(int count, MPIX_Request array_of_requests[]) {
+  return api_guard("MPIX_Startall_enqueue", [&]() -> int {
+    MPI_Comm comm = count > 0 && array_of_requests ? comm_of(array_of_requests[0]) : MPI_COMM_NULL;
+    return finish(comm, "MPIX_Startall_enqueue", start_all(count, array_of_requests, true, true));
+  });
+}
+
+int MPIX_Pwaitall_enqueue(int count, MPIX_Request array_of_requests[],
+                          MPI_Status array_of_statuses[]) {
+  return api_guard("MPIX_Pwaitall_enqueue", [&]() -> int {
+    MPI_Comm comm = count > 0 && array_of_requests ? comm_of(array_of_requests[0]) : MPI_COMM_NULL;
+    return finish(comm, "MPIX_Pwaitall_enqueue",
+                  pwait_all(count, array_of_requests, array_of_statuses));
   });
 }
 

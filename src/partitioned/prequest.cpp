@@ -284,30 +284,43 @@ Status PRequest::check_start(bool enqueued) {
   return {};
 }
 
+void PRequest::start_ops(std::vector<StreamMemOp> *ops, bool *tell) {
+  const uint64_t r = current_round() + 1;
+  ops->push_back({StreamMemOp::write, words_->round.word, words_->R(r) - 1});
+  round_mirrors_append(*words_, words_->R(r) - 1, ops);
+  // A direct receiver opens its buffer to the sender's copy (until the path is known too:
+  // on the agents' path nobody reads the word).
+  if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo)
+    ops->push_back(StreamMemOp{StreamMemOp::write, slot_.words, words_->R(r) - 1, true});
+  // Kernels of this round on read only device words once the rounds are known to go direct.
+  *tell =
+      side_ == Side::recv && !told_direct_ && direct_.load(std::memory_order_acquire) == kDirectYes;
+  if (*tell) ops->push_back(StreamMemOp{StreamMemOp::write, slot_.words + 2, 1, true});
+}
+
+void PRequest::mark_started(bool told) {
+  told_direct_ = told_direct_ || told;
+  partitioned_engine().activate(shared_from_this());
+  active_ = true;
+  last_wait_enqueued_ = false;
+}
+
 Status PRequest::start(bool enqueued) {
   std::lock_guard<std::mutex> lk(mu_);
   MPIX_TRY(check_start(enqueued));
-  const uint64_t r = current_round() + 1;
+  bool tell = false;
   if (enqueued) {
     ExecStream *ex = nullptr;
     FutexLock *order = nullptr;
     MPIX_TRY(stream_of_comm(&ex, &order));
-    std::vector<StreamMemOp> ops{{StreamMemOp::write, words_->round.word, words_->R(r) - 1}};
-    round_mirrors_append(*words_, words_->R(r) - 1, &ops);
-    // A direct receiver opens its buffer to the sender's copy (until the path is known too:
-    // on the agents' path nobody reads the word).
-    if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo)
-      ops.push_back(StreamMemOp{StreamMemOp::write, slot_.words, words_->R(r) - 1, true});
-    // Kernels of this round on read only device words once the rounds are known to go direct.
-    const bool tell = side_ == Side::recv && !told_direct_ &&
-                      direct_.load(std::memory_order_acquire) == kDirectYes;
-    if (tell) ops.push_back(StreamMemOp{StreamMemOp::write, slot_.words + 2, 1, true});
+    std::vector<StreamMemOp> ops;
+    start_ops(&ops, &tell);
     std::lock_guard<FutexLock> slk(*order);
     MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
                              : ex->batch(ops.data(), ops.size()));
-    told_direct_ = told_direct_ || tell;
   } else {
     // The device copies first: a kernel launched once this returns reads the new round.
+    const uint64_t r = current_round() + 1;
     MPIX_TRY(round_mirrors_store(*words_, words_->R(r) - 1));
     store_signal(words_->round.word, words_->R(r) - 1);
     if (side_ == Side::recv && direct_.load(std::memory_order_acquire) != kDirectNo) {
@@ -318,12 +331,10 @@ Status PRequest::start(bool enqueued) {
         direct_.load(std::memory_order_acquire) == kDirectYes) {
       const uint64_t yes = 1;
       MPIX_TRY(be_->copy_sync(slot_.words + 2, &yes, sizeof yes));
-      told_direct_ = true;
+      tell = true;
     }
   }
-  partitioned_engine().activate(shared_from_this());
-  active_ = true;
-  last_wait_enqueued_ = false;
+  mark_started(tell);
   return {};
 }
 
@@ -449,36 +460,28 @@ Status PRequest::wait(MPI_Status *status, int *flag) {
   return {};
 }
 
-Status PRequest::pwait_enqueue(MPI_Status *status) {
-  if (direct_candidate()) {
-    {
-      // Only a started request gets its path chosen (the engine sees it once started).
-      std::lock_guard<std::mutex> lk(mu_);
-      if (!active_)
-        return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
-    }
-    // The first round waits until the path is known (the peer's header, answer or
-    // confirmation).
-    bool known = false;
-    MPIX_TRY(direct_known(true, &known));
-    if (direct_.load(std::memory_order_acquire) == kDirectFailed) return direct_error_;
+Status PRequest::pwait_path_known() {
+  if (!direct_candidate()) return {};
+  {
+    // Only a started request gets its path chosen (the engine sees it once started).
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!active_)
+      return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
   }
-  std::lock_guard<std::mutex> lk(mu_);
+  // The first round waits until the path is known (the peer's header, answer or confirmation).
+  bool known = false;
+  MPIX_TRY(direct_known(true, &known));
+  return direct_.load(std::memory_order_acquire) == kDirectFailed ? direct_error_ : Status{};
+}
+
+Status PRequest::pwait_ops(MPI_Status *status, std::vector<StreamMemOp> *ops) {
   if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
-  ExecStream *ex = nullptr;
-  FutexLock *order = nullptr;
-  MPIX_TRY(stream_of_comm(&ex, &order));
   const uint64_t r = current_round(), R = words_->R(r);
   if (direct_.load(std::memory_order_acquire) == kDirectYes) {
-    {
-      std::lock_guard<FutexLock> slk(*order);
-      MPIX_TRY(direct_round_ops(ex, r, ctx_->stream->take_deferred()));
-    }
+    MPIX_TRY(direct_round_ops(r, ops));
     set_round_status(r, MPI_SUCCESS);
     fill_status(status);
-    active_ = false;
-    last_wait_enqueued_ = true;
-    return device_error(true);
+    return {};
   }
   {
     std::lock_guard<std::mutex> slk(status_mu_);
@@ -488,21 +491,34 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
       enqueued_status_.emplace_back(r, status);
     }
   }
-  {
-    std::lock_guard<FutexLock> slk(*order);
-    // One call (one cuStreamBatchMemOp on a GPU stream): the stream's deferred trigger (ops
-    // before this wait must be able to fire), wait for the round, mark it done.
-    std::vector<StreamMemOp> ops{{StreamMemOp::write, ctx_->stream->trigger_word(), 0},
-                                 {StreamMemOp::wait, words_->done.word, R},
-                                 {StreamMemOp::write, words_->round.word, R}};
-    round_mirrors_append(*words_, R, &ops);
-    ops[0].value = ctx_->stream->take_deferred();
-    MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
-                          : ex->batch(ops.data() + 1, ops.size() - 1));
-  }
+  // Wait for the round, mark it done.
+  ops->push_back({StreamMemOp::wait, words_->done.word, R});
+  ops->push_back({StreamMemOp::write, words_->round.word, R});
+  round_mirrors_append(*words_, R, ops);
+  return {};
+}
+
+Status PRequest::mark_waited() {
   active_ = false;
   last_wait_enqueued_ = true;
   return device_error(true);
+}
+
+Status PRequest::pwait_enqueue(MPI_Status *status) {
+  MPIX_TRY(pwait_path_known());
+  std::lock_guard<std::mutex> lk(mu_);
+  ExecStream *ex = nullptr;
+  FutexLock *order = nullptr;
+  MPIX_TRY(stream_of_comm(&ex, &order));
+  std::lock_guard<FutexLock> slk(*order);
+  // One call (one cuStreamBatchMemOp on a GPU stream): the stream's deferred trigger (ops
+  // before this wait must be able to fire), then the round's waits and writes.
+  std::vector<StreamMemOp> ops{{StreamMemOp::write, ctx_->stream->trigger_word(), 0}};
+  MPIX_TRY(pwait_ops(status, &ops));
+  ops[0].value = ctx_->stream->take_deferred();
+  MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
+                        : ex->batch(ops.data() + 1, ops.size() - 1));
+  return mark_waited();
 }
 
 Status PRequest::fail_round(uint64_t r, const Status &err, MPI_Status *status, int *flag) {

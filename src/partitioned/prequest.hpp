@@ -55,6 +55,7 @@ struct Op;
 struct PrivateComms;
 class Backend;
 class ExecStream;
+struct StreamMemOp;
 
 // A device-memory copy of a request's round word (mpix_prequest_s::dround of a device request
 // on CUDA): kernels read it without crossing to host memory.
@@ -105,6 +106,13 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // MPIX_Wait (@p flag null) or MPIX_Test.
   Status wait(MPI_Status *status, int *flag);
   Status pwait_enqueue(MPI_Status *status);
+  // MPIX_Startall_enqueue / MPIX_Pwaitall_enqueue (prequest_group.cpp): the stream operations
+  // of every request in one stream call where all are on one stream, else one call each, in
+  // order. Each request is checked before any is started; @p statuses: one per request (each
+  // may be MPI_STATUS_IGNORE).
+  static Status start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs);
+  static Status pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs,
+                                  const std::vector<MPI_Status *> &statuses);
   // MPIX_Request_free: refuses an active request (unless a device error stalled it);
   // *released says whether the request was let go (a device error may still be reported).
   Status release(bool *released);
@@ -152,6 +160,24 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // marks it reported.
   Status device_error(bool consume);
   void fill_status(MPI_Status *st);
+  // Whether @p rs are two or more distinct requests of one stream (else the group calls go
+  // one by one); a request named twice is refused.
+  static Status one_stream(const std::vector<std::shared_ptr<PRequest>> &rs, bool *yes);
+  // An enqueued start's stream operations, appended to *@p ops (check_start passed); *@p tell
+  // says whether they tell the device the rounds go direct. mu_ held.
+  void start_ops(std::vector<StreamMemOp> *ops, bool *tell);
+  // The request is started once its operations are on the stream (@p told: start_ops' tell).
+  // mu_ held.
+  void mark_started(bool told);
+  // MPIX_Pwait_enqueue's first part, before mu_: waits until a direct candidate's path is
+  // known (its first round).
+  Status pwait_path_known();
+  // The wait's stream operations (after the stream's deferred trigger), appended to *@p ops;
+  // a direct send's copy is started from here. mu_ held.
+  Status pwait_ops(MPI_Status *status, std::vector<StreamMemOp> *ops);
+  // The request is inactive once its wait's operations are on the stream; returns a device
+  // misuse not yet reported. mu_ held.
+  Status mark_waited();
   // Gives up the active round (ending at @p R) after a device misuse; mu_ held.
   void abandon_round(uint64_t R);
 
@@ -170,10 +196,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // every partition is marked ready and the receiver started the round; then, with
   // @p write_done, the round's done word (what a host wait polls). mu_ held.
   Status direct_push(uint64_t r, bool write_done);
-  // MPIX_Pwait_enqueue of direct round @p r on @p ex: the sender's push, started from there,
-  // or the receiver's wait for arrival; then the round's completion, in stream order.
-  // @p trigger: the stream's deferred trigger value to write first (0: none). mu_ held.
-  Status direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger);
+  // MPIX_Pwait_enqueue of direct round @p r: the sender's push, started from here, or the
+  // receiver's wait for arrival; then the round's completion, in stream order: the stream
+  // operations appended to *@p ops. mu_ held.
+  Status direct_round_ops(uint64_t r, std::vector<StreamMemOp> *ops);
   // Host: whether the receiver's arrived word reached round @p r's value.
   Status direct_arrived(uint64_t r, bool *yes);
   // Round @p k's status, from the request's fields and @p error.

@@ -87,24 +87,22 @@ Status PRequest::direct_push(uint64_t r, bool write_done) {
   return write_done ? side->write_value(words_->done.word, R) : Status{};
 }
 
-Status PRequest::direct_round_ops(ExecStream *ex, uint64_t r, uint64_t trigger) {
+Status PRequest::direct_round_ops(uint64_t r, std::vector<StreamMemOp> *ops) {
   const uint64_t R = words_->R(r);
-  std::vector<StreamMemOp> ops;
-  if (trigger) ops.push_back({StreamMemOp::write, ctx_->stream->trigger_word(), trigger});
   if (side_ == Side::send) {
     // The copy runs on a stream of mpix's, started from here and gated on the partitions'
     // ready marks, not on this stream: a receive waited for earlier on this stream (MPI's usual
     // order, receives before sends, on both ranks) must not hold it back. This stream waits
     // for the arrival mark the copy sets.
     MPIX_TRY(direct_push(r, false));
-    ops.push_back({StreamMemOp::wait, target_.arrived, target_.rbase + 2 * r, true});
+    ops->push_back({StreamMemOp::wait, target_.arrived, target_.rbase + 2 * r, true});
   } else {
-    ops.push_back({StreamMemOp::wait, slot_.words + 1, R, true});
+    ops->push_back({StreamMemOp::wait, slot_.words + 1, R, true});
   }
-  ops.push_back({StreamMemOp::write, words_->done.word, R});
-  ops.push_back({StreamMemOp::write, words_->round.word, R});
-  round_mirrors_append(*words_, R, &ops);
-  return ex->batch(ops.data(), ops.size());
+  ops->push_back({StreamMemOp::write, words_->done.word, R});
+  ops->push_back({StreamMemOp::write, words_->round.word, R});
+  round_mirrors_append(*words_, R, ops);
+  return {};
 }
 
 Status PRequest::direct_arrived(uint64_t r, bool *yes) {

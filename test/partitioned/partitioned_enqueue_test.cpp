@@ -134,6 +134,69 @@ TEST_CASE("100 rounds with enqueued start and wait and device-API partitions, no
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
 }
 
+TEST_CASE("a halo's send and receive started and waited for together, 100 rounds",
+          "[partitioned][enqueue][all]") {
+  HostStreamComm sc;
+  std::vector<int> sbuf(kParts * kPer, -1), rbuf(kParts * kPer, -1);
+  MPIX_Request reqs[3] = {MPIX_REQUEST_NULL, MPIX_REQUEST_NULL, MPIX_REQUEST_NULL};
+  REQUIRE(MPIX_Precv_init(rbuf.data(), kParts, kPer, MPI_INT, sc.peer, 2, sc.comm, MPI_INFO_NULL,
+                          &reqs[0]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Psend_init(sbuf.data(), kParts, kPer, MPI_INT, sc.peer, 2, sc.comm, MPI_INFO_NULL,
+                          &reqs[1]) == MPI_SUCCESS);
+  MPIX_Prequest ps, pr;
+  REQUIRE(MPIX_Prequest_create(reqs[1], &ps) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_create(reqs[0], &pr) == MPI_SUCCESS);
+  std::atomic<int> errors{0}, good{0}, bad{0};
+  std::vector<Produce> pargs(kRounds);
+  std::vector<Consume> cargs(kRounds);
+  // Filled in stream order: one array per round, alive until the stream is synchronised.
+  std::vector<std::vector<MPI_Status>> status(kRounds, std::vector<MPI_Status>(3));
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Startall_enqueue(2, reqs) == MPI_SUCCESS);
+    pargs[r] = Produce{sbuf.data(), ps, r, &errors};
+    REQUIRE(mpix_host_stream_launch(sc.hs, produce, &pargs[r]) == 0);
+    cargs[r] = Consume{rbuf.data(), pr, r, &good, &bad};
+    REQUIRE(mpix_host_stream_launch(sc.hs, consume, &cargs[r]) == 0);
+    // The send first, the receive, and a null request (skipped, empty status).
+    MPIX_Request order[3] = {reqs[1], reqs[0], MPIX_REQUEST_NULL};
+    REQUIRE(MPIX_Pwaitall_enqueue(3, order, status[r].data()) == MPI_SUCCESS);
+  }
+  REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  CHECK(errors.load() == 0);
+  CHECK(bad.load() == 0);
+  CHECK(good.load() == kRounds * kParts);
+  for (int r = 0; r < kRounds; ++r) {
+    int n = -1;
+    MPI_Get_count(&status[r][1], MPI_INT, &n);
+    REQUIRE(n == kParts * kPer);
+    REQUIRE(status[r][1].MPI_SOURCE == sc.peer);
+    REQUIRE(status[r][1].MPI_TAG == 2);
+    REQUIRE(status[r][2].MPI_SOURCE == MPI_ANY_SOURCE);  // the null request's empty status
+    REQUIRE(status[r][2].MPI_TAG == MPI_ANY_TAG);
+  }
+
+  SECTION("misuse: nothing is started or waited for") {
+    CHECK(err_class(MPIX_Startall_enqueue(-1, reqs)) == MPI_ERR_COUNT);
+    CHECK(err_class(MPIX_Pwaitall_enqueue(1, nullptr, MPI_STATUSES_IGNORE)) == MPI_ERR_ARG);
+    MPIX_Request twice[2] = {reqs[0], reqs[0]};
+    CHECK(err_class(MPIX_Startall_enqueue(2, twice)) == MPI_ERR_REQUEST);
+    CHECK(err_class(MPIX_Pwaitall_enqueue(2, reqs, MPI_STATUSES_IGNORE)) == MPI_ERR_REQUEST);
+    // One already active: the other is not started either.
+    REQUIRE(MPIX_Start_enqueue(&reqs[0]) == MPI_SUCCESS);
+    CHECK(err_class(MPIX_Startall_enqueue(2, reqs)) == MPI_ERR_REQUEST);
+    CHECK(err_class(MPIX_Pwaitall_enqueue(2, reqs, MPI_STATUSES_IGNORE)) == MPI_ERR_REQUEST);
+    // A last exchange, whole: the receive is active, the send starts now.
+    REQUIRE(MPIX_Startall_enqueue(1, &reqs[1]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Pready_range(0, kParts - 1, reqs[1]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Pwaitall_enqueue(2, reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  }
+  REQUIRE(MPIX_Prequest_free(&ps) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_free(&pr) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&reqs[0]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&reqs[1]) == MPI_SUCCESS);
+}
+
 TEST_CASE("host and enqueued completion mix as MPI allows", "[partitioned][enqueue]") {
   HostStreamComm sc;
   std::vector<int> buf(4, 0);
