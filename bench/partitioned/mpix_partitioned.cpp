@@ -335,7 +335,7 @@ bool check_last(const void *rbuf, std::size_t bytes, int parts, int round) {
   const int *w = static_cast<const int *>(rbuf);
   const std::size_t per = bytes / parts / sizeof(int);
   for (int b = 0; b < parts; ++b)
-    for (std::size_t i : {std::size_t(0), per - 4})
+    for (std::size_t i : {std::size_t(0), per - 2})  // words {round, b} (8 or 16 bytes)
       if (w[b * per + i] != round || w[b * per + i + 1] != b) return false;
   return true;
 }
@@ -392,7 +392,9 @@ int main(int argc, char **argv) {
     const int iters = iters_for(o, bytes);
     for (const std::string &mode : o.modes) {
       for (int parts : o.parts) {
-        if (bytes % (static_cast<std::size_t>(parts) * 16)) continue;
+        // Partitions of whole words: 8 bytes in-kernel, 16 bytes elsewhere.
+        const std::size_t word = mode.compare(0, 9, "in-kernel") == 0 ? 8 : 16;
+        if (bytes % (static_cast<std::size_t>(parts) * word)) continue;
         double us = 0, pns = 0, wall = -1;
         cuda_ok(cudaMemset(rbuf, 0xff, bytes), "cudaMemset");
         cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

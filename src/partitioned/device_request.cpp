@@ -160,7 +160,8 @@ Status alloc_marks(Backend *be, int device, const std::vector<uint64_t> &init, P
   });
   MPIX_TRY(device_write(be, device, d, init.data(), init.size() * sizeof(uint64_t)));
   w->dmarks = static_cast<uint64_t *>(d);
-  w->dmarks_at = RoundMirror{nullptr, device, be};
+  w->dmarks_device = device;
+  w->dmarks_backend = be;
   w->dmarks_memory = std::move(mem);
   return {};
 }

@@ -83,7 +83,8 @@ struct PWords {
   // the buffer's GPU, the round value of its last ready mark. Set once, under the request's
   // lock; null until then.
   uint64_t *dmarks = nullptr;
-  RoundMirror dmarks_at{};              // their device and backend (word unused)
+  int dmarks_device = -1;               // their GPU
+  Backend *dmarks_backend = nullptr;    // its backend (writes them for the host)
   std::shared_ptr<void> dmarks_memory;  // gives them back for reuse (never freed)
 };
 

@@ -84,8 +84,7 @@ Status PRequest::pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
   bool together = false;
   MPIX_TRY(one_stream(rs, &together));
   if (!together) {
-    for (std::size_t i = 0; i < rs.size(); ++i)
-      MPIX_TRY(rs[i]->pwait_enqueue(statuses[i]));
+    for (std::size_t i = 0; i < rs.size(); ++i) MPIX_TRY(rs[i]->pwait_enqueue(statuses[i]));
     return {};
   }
   for (const auto &r : rs) MPIX_TRY(r->pwait_path_known());
@@ -103,8 +102,7 @@ Status PRequest::pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
   // The stream's deferred trigger first (ops before these waits must be able to fire), then
   // each request's waits and writes.
   std::vector<StreamMemOp> ops{{StreamMemOp::write, rs[0]->ctx_->stream->trigger_word(), 0}};
-  for (std::size_t i = 0; i < rs.size(); ++i)
-    MPIX_TRY(rs[i]->pwait_ops(statuses[i], &ops));
+  for (std::size_t i = 0; i < rs.size(); ++i) MPIX_TRY(rs[i]->pwait_ops(statuses[i], &ops));
   ops[0].value = rs[0]->ctx_->stream->take_deferred();
   MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
                         : ex->batch(ops.data() + 1, ops.size() - 1));

@@ -48,8 +48,8 @@ Status device_marks_store(PWords &w, const int *parts, int n, uint64_t value) {
     int j = i + 1;
     while (j < n && parts[j] == parts[j - 1] + 1) ++j;
     values.assign(static_cast<std::size_t>(j - i), value);
-    MPIX_TRY(device_write(w.dmarks_at.backend, w.dmarks_at.device, w.dmarks + parts[i],
-                          values.data(), values.size() * sizeof(uint64_t)));
+    MPIX_TRY(device_write(w.dmarks_backend, w.dmarks_device, w.dmarks + parts[i], values.data(),
+                          values.size() * sizeof(uint64_t)));
     i = j;
   }
   return {};
