@@ -109,7 +109,6 @@ class MpiProvider final : public Provider {
   };
   std::deque<Held> held_;  // sends not yet posted, stream order
   long timeout_s_ = -1;    // MPIX_TIMEOUT, read on first use (0: never)
-  int retest_ = -1;        // MPIX_MPI_RETEST on, read on first use
   Clock::time_point last_check_{};
   std::vector<MPI_Request> orphans_;  // sends of failed ops, tested until MPI finishes them
   std::vector<int> indices_;
