@@ -378,6 +378,63 @@ TEST_CASE("direct rounds: 64 partitions of 256 KiB, then partitions marked from 
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
 }
 
+// Direct rounds both ways at once, each rank's receive and send started by one
+// MPIX_Startall_enqueue and completed by one MPIX_Pwaitall_enqueue (one stream call each):
+// every round's data checked by the receiving kernel, every round's receive status checked, no
+// host step.
+TEST_CASE("direct rounds both ways, started and waited for together",
+          "[partitioned][cuda][direct]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  CudaStreamComm sc;
+  int rank = -1;
+  MPI_Comm_rank(sc.comm, &rank);
+  const int peer = rank ^ 1;
+  constexpr int kParts = 8, kTotal = 4096, kPer = kTotal / kParts, kRounds = 1000;
+  DeviceInts sbuf(kTotal, false), rbuf(kTotal, false);
+  MPIX_Request reqs[2];  // receive, send
+  REQUIRE(MPIX_Precv_init(rbuf.p, kParts, kPer, MPI_INT, peer, 7, sc.comm, MPI_INFO_NULL,
+                          &reqs[0]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Psend_init(sbuf.p, kParts, kPer, MPI_INT, peer, 7, sc.comm, MPI_INFO_NULL,
+                          &reqs[1]) == MPI_SUCCESS);
+  MPIX_Prequest pr, ps;
+  REQUIRE(MPIX_Prequest_create(reqs[0], &pr) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_create(reqs[1], &ps) == MPI_SUCCESS);
+  Counters c(3);  // errors, good, bad
+  // Filled in stream order: one pair per round, alive until the stream is synchronised.
+  std::vector<MPI_Status> st(2 * kRounds);
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Startall_enqueue(2, reqs) == MPI_SUCCESS);
+    CUDA_REQUIRE(mpix_ptest::produce(sbuf.p, kParts, kPer, r, ps, c.d, sc.cs));
+    CUDA_REQUIRE(mpix_ptest::consume(rbuf.p, kParts, kPer, r, pr, c.d + 1, c.d + 2, sc.cs));
+    MPIX_Request order[2] = {reqs[1], reqs[0]};  // the send first
+    REQUIRE(MPIX_Pwaitall_enqueue(2, order, &st[2 * r]) == MPI_SUCCESS);
+  }
+  CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+  std::vector<int> v = c.read(3);
+  CHECK(v[0] == 0);
+  CHECK(v[1] == kRounds * kParts);
+  CHECK(v[2] == 0);
+  int bad_status = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    int n = -1;
+    MPI_Get_count(&st[2 * r + 1], MPI_INT, &n);
+    bad_status += n != kTotal || st[2 * r + 1].MPI_SOURCE != peer || st[2 * r + 1].MPI_TAG != 7;
+  }
+  CHECK(bad_status == 0);
+  for (MPIX_Request q : reqs) {
+    int direct = -2;
+    MPI_Count steps = -1;
+    REQUIRE(MPIX_Request_get_path(q, &direct, &steps) == MPI_SUCCESS);
+    CAPTURE(direct, steps);
+    if (direct_expected()) CHECK(direct == 1);
+    if (direct == 1) CHECK(steps == 0);
+  }
+  REQUIRE(MPIX_Prequest_free(&pr) == MPI_SUCCESS);
+  REQUIRE(MPIX_Prequest_free(&ps) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&reqs[0]) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&reqs[1]) == MPI_SUCCESS);
+}
+
 TEST_CASE("device misuse is returned to the kernel and reported by the host wait",
           "[partitioned][cuda][errors]") {
   CUDA_REQUIRE(mpix_ptest::load_kernels());
