@@ -2,6 +2,7 @@
 // each stream call an enqueue makes costs the calling host thread, in one process, with and
 // without CUDA MPS (run it both ways): cuStreamWriteValue64, cuStreamWaitValue64 (already
 // reached), cuStreamBatchMemOp of 2 and 8 operations, a kernel launch (1 block, empty), a
+// kernel with mpix's copy kernels' parameters, the same empty kernel through cuLaunchKernel, a
 // cudaLaunchHostFunc, a 8-byte cudaMemcpyAsync to pinned memory. Each call is issued N times
 // in a row on one stream (the stream drained every 256 calls, outside the timing); printed: the
 // median of 20 batches of the mean host time per call, µs. Issue 14's target is 1 µs per
@@ -15,16 +16,24 @@
 #include <functional>
 #include <vector>
 
-#define CK(x)                                                          \
-  do {                                                                 \
-    auto e_ = (x);                                                     \
-    if (e_ != 0) {                                                     \
-      std::printf("%s failed: %d\n", #x, static_cast<int>(e_));        \
-      return 1;                                                        \
-    }                                                                  \
+#define CK(x)                                                   \
+  do {                                                          \
+    auto e_ = (x);                                              \
+    if (e_ != 0) {                                              \
+      std::printf("%s failed: %d\n", #x, static_cast<int>(e_)); \
+      return 1;                                                 \
+    }                                                           \
   } while (0)
 
 __global__ void empty_k() {}
+// As mpix's copy kernels take: pointers, sizes, a value.
+__global__ void params_k(char *dst, const char *src, unsigned long long n,
+                         volatile unsigned long long *word, unsigned long long value) {
+  if (n == 12345 && threadIdx.x == 0) {
+    dst[0] = src[0];
+    *word = value;
+  }
+}
 void host_fn(void *) {}
 
 int main() {
@@ -47,6 +56,8 @@ int main() {
     ops[i].writeValue.address = dword + 8;
     ops[i].writeValue.value64 = 1;
   }
+  CUfunction empty_fn = nullptr;
+  CK(cudaGetFuncBySymbol(&empty_fn, reinterpret_cast<const void *>(empty_k)));
   struct Case {
     const char *name;
     std::function<int()> call;
@@ -66,6 +77,17 @@ int main() {
        [&] {
          empty_k<<<1, 32, 0, s>>>();
          return static_cast<int>(cudaGetLastError());
+       }},
+      {"kernel launch (1 block of 256, 5 parameters)",
+       [&] {
+         params_k<<<1, 256, 0, s>>>(static_cast<char *>(dev8), static_cast<const char *>(dev8), 8,
+                                    word + 2, 1);
+         return static_cast<int>(cudaGetLastError());
+       }},
+      {"cuLaunchKernel (driver API, empty)",
+       [&] {
+         return static_cast<int>(
+             cuLaunchKernel(empty_fn, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr));
        }},
       {"cudaLaunchHostFunc",
        [&] { return static_cast<int>(cudaLaunchHostFunc(s, host_fn, nullptr)); }},
