@@ -507,6 +507,7 @@ Status PRequest::mark_waited() {
 Status PRequest::pwait_enqueue(MPI_Status *status) {
   MPIX_TRY(pwait_path_known());
   std::lock_guard<std::mutex> lk(mu_);
+  if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
   ExecStream *ex = nullptr;
   FutexLock *order = nullptr;
   MPIX_TRY(stream_of_comm(&ex, &order));
