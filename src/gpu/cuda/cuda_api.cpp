@@ -23,6 +23,8 @@ struct DriverFns {
   CUresult (*stream_ctx)(CUstream, CUcontext *) = nullptr;
   CUresult (*loading_mode)(CUmoduleLoadingMode *) = nullptr;
   CUresult (*pointer_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
+  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                     unsigned, CUstream, void **, void **) = nullptr;
 };
 DriverFns g_drv;
 
@@ -93,6 +95,36 @@ Status CudaApi::init() {
   // Optional: only GPU-direct (CUDA IPC) needs it, and says so if it is missing.
   if (!resolve("cuPointerGetAttributes", &g_drv.pointer_attrs).is_ok())
     g_drv.pointer_attrs = nullptr;
+  if (!resolve("cuLaunchKernel", &g_drv.launch).is_ok()) g_drv.launch = nullptr;
+  return {};
+}
+
+Status CudaApi::launch(const void *kernel, unsigned blocks, unsigned threads, stream_t s,
+                       void **params) {
+  if (g_drv.launch) {
+    // The kernel's function handle on the current device, looked up once per thread.
+    struct Known {
+      const void *kernel;
+      int device;
+      CUfunction fn;
+    };
+    thread_local std::vector<Known> known;
+    int dev = -1;
+    CUfunction fn = nullptr;
+    if (cudaGetDevice(&dev) == cudaSuccess) {
+      for (const Known &k : known)
+        if (k.kernel == kernel && k.device == dev) fn = k.fn;
+      if (!fn) {
+        if (cudaGetFuncBySymbol(&fn, kernel) == cudaSuccess) known.push_back({kernel, dev, fn});
+        else cudaGetLastError();  // (its own error only: nothing else ran since the call)
+      }
+    }
+    // Where the driver refuses (the thread's current context is not the stream's, say),
+    // nothing was launched: the runtime launches it.
+    if (fn && g_drv.launch(fn, blocks, 1, 1, threads, 1, 1, 0, s, params, nullptr) == CUDA_SUCCESS)
+      return {};
+  }
+  MPIX_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), params, 0, s));
   return {};
 }
 

@@ -6,6 +6,7 @@
 // device memory and a mapped pinned bounce buffer, where a copy per run would cost a runtime
 // call each.
 #include <atomic>
+#include <tuple>
 
 #include "gpu/cuda/cuda_api.hpp"
 
@@ -353,6 +354,25 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
 
 }  // namespace
 
+namespace {
+
+// Launches @p kernel with @p args converted to its parameters' exact types (CudaApi::launch
+// passes their addresses).
+template <class... P, class... A>
+Status launch_kernel(void (*kernel)(P...), unsigned blocks, unsigned threads, cudaStream_t s,
+                     A... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "one argument per parameter");
+  std::tuple<P...> values(static_cast<P>(args)...);
+  return std::apply(
+      [&](auto &...v) {
+        void *params[] = {static_cast<void *>(&v)...};
+        return CudaApi::launch(reinterpret_cast<const void *>(kernel), blocks, threads, s, params);
+      },
+      values);
+}
+
+}  // namespace
+
 int CudaApi::fuse_slot_acquire() {
   static std::atomic<int> next{0};
   const int i = next.fetch_add(1, std::memory_order_relaxed);
@@ -361,22 +381,18 @@ int CudaApi::fuse_slot_acquire() {
 
 Status CudaApi::copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value) {
-  copy_then_store<<<1, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src), bytes,
-                                    reinterpret_cast<unsigned long long *>(dev_word), value);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(copy_then_store, 1, 256, s, dst, src, bytes,
+                       reinterpret_cast<unsigned long long *>(dev_word), value);
 }
 
 Status CudaApi::waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t nmarks,
                                         uint64_t mark, const ThenWaits &first, void *dst,
                                         const void *src, std::size_t bytes, uint64_t dev_word,
                                         uint64_t value, bool local_dst) {
-  waits_copy_store<<<1, 256, 0, s>>>(
-      reinterpret_cast<const unsigned long long *>(marks), nmarks, mark, first,
-      static_cast<char *>(dst), static_cast<const char *>(src), bytes,
-      reinterpret_cast<unsigned long long *>(dev_word), value, local_dst);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(waits_copy_store, 1, 256, s,
+                       reinterpret_cast<const unsigned long long *>(marks), nmarks, mark, first,
+                       dst, src, bytes, reinterpret_cast<unsigned long long *>(dev_word), value,
+                       local_dst);
 }
 
 Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
@@ -388,20 +404,16 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
   const std::size_t want = (max_bytes + 4095) / 4096;
   const unsigned blocks = want < 16 ? static_cast<unsigned>(want) : 16u;
   if (slot >= 0 && blocks > 1) {
-    wait_then_copy_grid<<<blocks, 256, 0, s>>>(
-        reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
-        static_cast<const char *>(src), max_bytes,
-        reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), slot, ticket,
-        then);
-    MPIX_CUDA_CHECK(cudaGetLastError());
-    return {};
+    return launch_kernel(wait_then_copy_grid, blocks, 256, s,
+                         reinterpret_cast<const unsigned long long *>(dev_word), value, dst, src,
+                         max_bytes,
+                         reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)),
+                         slot, ticket, then);
   }
-  wait_then_copy<<<1, 256, 0, s>>>(
-      reinterpret_cast<const unsigned long long *>(dev_word), value, static_cast<char *>(dst),
-      static_cast<const char *>(src), max_bytes,
-      reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), then);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(
+      wait_then_copy, 1, 256, s, reinterpret_cast<const unsigned long long *>(dev_word), value, dst,
+      src, max_bytes, reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)),
+      then);
 }
 
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
@@ -416,48 +428,36 @@ Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::
   // message's copy is announced once all have): one block.
   if (slot < 0) blocks = 1;
   if (blocks > 1) {
-    copy_prefix_grid<<<blocks, 256, 0, s>>>(
-        static_cast<char *>(dst), static_cast<const char *>(src), max_bytes,
-        reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), skip, slot,
-        ticket);
-    MPIX_CUDA_CHECK(cudaGetLastError());
-    return {};
+    return launch_kernel(copy_prefix_grid, blocks, 256, s, dst, src, max_bytes,
+                         reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)),
+                         skip, slot, ticket);
   }
-  copy_prefix<<<blocks, 256, 0, s>>>(
-      static_cast<char *>(dst), static_cast<const char *>(src), max_bytes,
-      reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)), skip);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(copy_prefix, blocks, 256, s, dst, src, max_bytes,
+                       reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)),
+                       skip);
 }
 
 Status CudaApi::copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n) {
   if (n == 0) return {};
   const unsigned blocks = n < 1024 ? static_cast<unsigned>(n) : 1024u;
-  copy_run_table<<<blocks, 256, 0, s>>>(static_cast<char *>(dst), static_cast<const char *>(src),
-                                        runs, n);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(copy_run_table, blocks, 256, s, dst, src, runs, n);
 }
 
 Status CudaApi::copy_list_kernel(stream_t s, const CopyPiece *pieces, std::size_t n) {
   if (n == 0) return {};
   const unsigned blocks = n < 1024 ? static_cast<unsigned>(n) : 1024u;
-  copy_piece_list<<<blocks, 256, 0, s>>>(pieces, n);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(copy_piece_list, blocks, 256, s, pieces, n);
 }
 
 Status CudaApi::kernel_write(stream_t s, uint64_t dev_word, uint64_t value) {
-  store_word<<<1, 1, 0, s>>>(reinterpret_cast<unsigned long long *>(dev_word), value);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(store_word, 1, 1, s, reinterpret_cast<unsigned long long *>(dev_word),
+                       value);
 }
 
 Status CudaApi::kernel_wait(stream_t s, uint64_t dev_word, uint64_t value) {
-  wait_word<<<1, 1, 0, s>>>(reinterpret_cast<const unsigned long long *>(dev_word), value);
-  MPIX_CUDA_CHECK(cudaGetLastError());
-  return {};
+  return launch_kernel(wait_word, 1, 1, s, reinterpret_cast<const unsigned long long *>(dev_word),
+                       value);
 }
 
 Status CudaApi::load_kernels() {
