@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cf=${CLANG_FORMAT:-clang-format}
 command -v "$cf" >/dev/null || { echo "format: $cf not found (apt-get install clang-format)"; exit 1; }
-# test/catch.hpp is Catch2's single header, vendored as it is.
-mapfile -t files < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.hip' | grep -v '^test/catch.hpp$')
+# test/catch.hpp is Catch2's single header, vendored as it is. New files git does not track yet
+# (and does not ignore) count too, so that they are formatted before they are first committed.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cpp' \
+  '*.hpp' '*.cu' '*.hip' | grep -v '^test/catch.hpp$')
 if [ "${1:-}" = "--check" ]; then
   bad=0
   for f in "${files[@]}"; do
