@@ -168,6 +168,10 @@ __device__ void announce_copied(volatile unsigned long long *len, unsigned long 
     __threadfence();
     if (atomicAdd(count, 1ull) != gridDim.x - 1) return;
     *count = 0;
+    // The other blocks' copies (each fenced before its increment) are ordered before the
+    // announcement by a fence after the increment seen last: a release store alone orders only
+    // what this block wrote or acquired.
+    __threadfence();
   }
   store_release(len + 3, 1, false);
 }
