@@ -308,17 +308,9 @@ void PRequest::mark_started(bool told) {
 Status PRequest::start(bool enqueued) {
   std::lock_guard<std::mutex> lk(mu_);
   MPIX_TRY(check_start(enqueued));
+  if (enqueued) return enqueue_starts({this});
   bool tell = false;
-  if (enqueued) {
-    ExecStream *ex = nullptr;
-    FutexLock *order = nullptr;
-    MPIX_TRY(stream_of_comm(&ex, &order));
-    std::vector<StreamMemOp> ops;
-    start_ops(&ops, &tell);
-    std::lock_guard<FutexLock> slk(*order);
-    MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
-                             : ex->batch(ops.data(), ops.size()));
-  } else {
+  {
     // The device copies first: a kernel launched once this returns reads the new round.
     const uint64_t r = current_round() + 1;
     MPIX_TRY(round_mirrors_store(*words_, words_->R(r) - 1));
@@ -475,7 +467,6 @@ Status PRequest::pwait_path_known() {
 }
 
 Status PRequest::pwait_ops(MPI_Status *status, std::vector<StreamMemOp> *ops) {
-  if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
   const uint64_t r = current_round(), R = words_->R(r);
   if (direct_.load(std::memory_order_acquire) == kDirectYes) {
     MPIX_TRY(direct_round_ops(r, ops));
@@ -508,18 +499,7 @@ Status PRequest::pwait_enqueue(MPI_Status *status) {
   MPIX_TRY(pwait_path_known());
   std::lock_guard<std::mutex> lk(mu_);
   if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (nothing to wait for)");
-  ExecStream *ex = nullptr;
-  FutexLock *order = nullptr;
-  MPIX_TRY(stream_of_comm(&ex, &order));
-  std::lock_guard<FutexLock> slk(*order);
-  // One call (one cuStreamBatchMemOp on a GPU stream): the stream's deferred trigger (ops
-  // before this wait must be able to fire), then the round's waits and writes.
-  std::vector<StreamMemOp> ops{{StreamMemOp::write, ctx_->stream->trigger_word(), 0}};
-  MPIX_TRY(pwait_ops(status, &ops));
-  ops[0].value = ctx_->stream->take_deferred();
-  MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
-                        : ex->batch(ops.data() + 1, ops.size() - 1));
-  return mark_waited();
+  return enqueue_waits({this}, {status});
 }
 
 Status PRequest::fail_round(uint64_t r, const Status &err, MPI_Status *status, int *flag) {

@@ -161,6 +161,13 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // marks it reported.
   Status device_error(bool consume);
   void fill_status(MPI_Status *st);
+  // The stream operations of enqueued starts of @p rs (one stream; mu_ of each held,
+  // check_start passed) in one stream call; then each is started (prequest_group.cpp).
+  static Status enqueue_starts(const std::vector<PRequest *> &rs);
+  // The same for enqueued waits (each active, its path known), after the stream's deferred
+  // trigger; then each is inactive. Returns the first device misuse not yet reported.
+  static Status enqueue_waits(const std::vector<PRequest *> &rs,
+                              const std::vector<MPI_Status *> &statuses);
   // Whether @p rs are two or more distinct requests of one stream (else the group calls go
   // one by one); a request named twice is refused.
   static Status one_stream(const std::vector<std::shared_ptr<PRequest>> &rs, bool *yes);
@@ -174,7 +181,7 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // known (its first round).
   Status pwait_path_known();
   // The wait's stream operations (after the stream's deferred trigger), appended to *@p ops;
-  // a direct send's copy is started from here. mu_ held.
+  // a direct send's copy is started from here. mu_ held, the request active.
   Status pwait_ops(MPI_Status *status, std::vector<StreamMemOp> *ops);
   // The request is inactive once its wait's operations are on the stream; returns a device
   // misuse not yet reported. mu_ held.

@@ -1,8 +1,9 @@
-// Partitioned requests started and waited for together in stream order (MPIX_Startall_enqueue,
-// MPIX_Pwaitall_enqueue): where every request is on one stream, ONE stream call carries all of
-// their operations. Each stream call costs the host microseconds (a driver call on a GPU
-// stream); a halo exchange's send and receive otherwise pay two at its start and two at its
-// wait. Requests on different streams are started / waited for one after another, in order.
+// Partitioned requests started and waited for in stream order (MPIX_Start_enqueue and
+// MPIX_Pwait_enqueue: a group of one; MPIX_Startall_enqueue, MPIX_Pwaitall_enqueue): where every
+// request is on one stream, ONE stream call carries all of their operations. Each stream call costs
+// the host microseconds (a driver call on a GPU stream); a halo exchange's send and receive
+// otherwise pay two at its start and two at its wait. Requests on different streams are started /
+// waited for one after another, in order.
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -50,17 +51,7 @@ Status PRequest::one_stream(const std::vector<std::shared_ptr<PRequest>> &rs, bo
   return {};
 }
 
-Status PRequest::start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs) {
-  bool together = false;
-  MPIX_TRY(one_stream(rs, &together));
-  if (!together) {
-    for (const auto &r : rs) MPIX_TRY(r->start(true));
-    return {};
-  }
-  std::vector<std::mutex *> mus;
-  for (const auto &r : rs) mus.push_back(&r->mu_);
-  LockAll locks(std::move(mus));
-  for (const auto &r : rs) MPIX_TRY(r->check_start(true));
+Status PRequest::enqueue_starts(const std::vector<PRequest *> &rs) {
   ExecStream *ex = nullptr;
   FutexLock *order = nullptr;
   MPIX_TRY(rs[0]->stream_of_comm(&ex, &order));
@@ -73,10 +64,51 @@ Status PRequest::start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
   }
   {
     std::lock_guard<FutexLock> slk(*order);
-    MPIX_TRY(ex->batch(ops.data(), ops.size()));
+    MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
+                             : ex->batch(ops.data(), ops.size()));
   }
   for (std::size_t i = 0; i < rs.size(); ++i) rs[i]->mark_started(tell[i] != 0);
   return {};
+}
+
+Status PRequest::enqueue_waits(const std::vector<PRequest *> &rs,
+                               const std::vector<MPI_Status *> &statuses) {
+  ExecStream *ex = nullptr;
+  FutexLock *order = nullptr;
+  MPIX_TRY(rs[0]->stream_of_comm(&ex, &order));
+  std::lock_guard<FutexLock> slk(*order);
+  // The stream's deferred trigger first (ops before these waits must be able to fire), then
+  // each request's waits and writes.
+  Stream *stream = rs[0]->ctx_->stream.get();
+  std::vector<StreamMemOp> ops{{StreamMemOp::write, stream->trigger_word(), 0}};
+  for (std::size_t i = 0; i < rs.size(); ++i) MPIX_TRY(rs[i]->pwait_ops(statuses[i], &ops));
+  ops[0].value = stream->take_deferred();
+  MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
+                        : ex->batch(ops.data() + 1, ops.size() - 1));
+  Status first;
+  for (PRequest *r : rs) {
+    Status st = r->mark_waited();
+    if (first.is_ok()) first = st;
+  }
+  return first;
+}
+
+Status PRequest::start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs) {
+  bool together = false;
+  MPIX_TRY(one_stream(rs, &together));
+  if (!together) {
+    for (const auto &r : rs) MPIX_TRY(r->start(true));
+    return {};
+  }
+  std::vector<std::mutex *> mus;
+  std::vector<PRequest *> raw;
+  for (const auto &r : rs) {
+    mus.push_back(&r->mu_);
+    raw.push_back(r.get());
+  }
+  LockAll locks(std::move(mus));
+  for (const auto &r : rs) MPIX_TRY(r->check_start(true));
+  return enqueue_starts(raw);
 }
 
 Status PRequest::pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs,
@@ -89,29 +121,17 @@ Status PRequest::pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
   }
   for (const auto &r : rs) MPIX_TRY(r->pwait_path_known());
   std::vector<std::mutex *> mus;
-  for (const auto &r : rs) mus.push_back(&r->mu_);
+  std::vector<PRequest *> raw;
+  for (const auto &r : rs) {
+    mus.push_back(&r->mu_);
+    raw.push_back(r.get());
+  }
   LockAll locks(std::move(mus));
-  // Every request active before any wait is enqueued (a direct send's copy starts from here).
+  // Every request active before any wait is enqueued (a direct send's copy starts from there).
   for (const auto &r : rs)
     if (!r->active_)
       return make_status(MPI_ERR_REQUEST, "a request is not active (nothing to wait for)");
-  ExecStream *ex = nullptr;
-  FutexLock *order = nullptr;
-  MPIX_TRY(rs[0]->stream_of_comm(&ex, &order));
-  std::lock_guard<FutexLock> slk(*order);
-  // The stream's deferred trigger first (ops before these waits must be able to fire), then
-  // each request's waits and writes.
-  std::vector<StreamMemOp> ops{{StreamMemOp::write, rs[0]->ctx_->stream->trigger_word(), 0}};
-  for (std::size_t i = 0; i < rs.size(); ++i) MPIX_TRY(rs[i]->pwait_ops(statuses[i], &ops));
-  ops[0].value = rs[0]->ctx_->stream->take_deferred();
-  MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
-                        : ex->batch(ops.data() + 1, ops.size() - 1));
-  Status first;
-  for (const auto &r : rs) {
-    Status st = r->mark_waited();
-    if (first.is_ok()) first = st;
-  }
-  return first;
+  return enqueue_waits(raw, statuses);
 }
 
 }  // namespace mpix
