@@ -187,9 +187,16 @@ bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
 
 IpcPath::~IpcPath() = default;  // the cache unmaps what this process mapped (agent stopped)
 
-Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
+bool ipc_announce_on() {
+  static const bool on = std::strcmp(setting_str(MpiSetting::gpu_direct_announce), "off") != 0;
+  return on;
+}
+
+Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
   auto s = std::make_unique<Send>();
   s->op = &op;
+  s->ipc = &ipc;
+  s->peer = op.peer;
   IpcRts &h = s->rts;
   h.magic = kIpcRtsMagic;
   int size = 0;
@@ -204,48 +211,169 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
   h.offset = reinterpret_cast<uint64_t>(op.sbuf) - h.base;
   // cudaIpcGetMemHandle once per allocation: keyed by its start, checked by its buffer id.
   MPIX_TRY(ipc_exports().handle(h.base, alloc_bytes, h.buffer_id, be, h.handle));
+  if (early) {
+    const ReadyWord &w = early->ready;
+    h.early = 1;
+    h.ready_value = w.value;
+    h.ready_base = w.slab_base;
+    h.ready_id = w.slab_id;
+    h.ready_offset = reinterpret_cast<uint64_t>(w.word) - w.slab_base;
+    h.ready_slab_bytes = w.slab_bytes;
+    MPIX_TRY(ipc_exports().handle(w.slab_base, w.slab_bytes, w.slab_id, be, h.ready_handle));
+    s->fired = false;
+  }
   h.token = ipc.next_token[op.peer]++;
-  const int tag = static_cast<int>(h.token % (static_cast<uint64_t>(ipc.tag_ub) + 1));
-  MPIX_MPI_CHECK(MPI_Irecv(&s->fin, sizeof s->fin, MPI_BYTE, op.peer, tag, ipc.priv, &s->reqs[1]));
+  MPIX_MPI_CHECK(MPI_Irecv(&s->fin, sizeof s->fin, MPI_BYTE, op.peer, ipc.fin_tag(h.token),
+                           ipc.priv, &s->reqs[1]));
   int rc = MPI_Isend(&s->rts, sizeof s->rts, MPI_BYTE, op.peer, op.tag, op.comm, &s->reqs[0]);
   if (rc != MPI_SUCCESS) {
     MPI_Cancel(&s->reqs[1]);
     MPI_Request_free(&s->reqs[1]);
     return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
   }
-  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)", op.peer, op.tag,
-           static_cast<unsigned long long>(h.bytes), static_cast<unsigned long long>(h.token));
-  op_posted(op);
+  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)%s", op.peer,
+           op.tag, static_cast<unsigned long long>(h.bytes),
+           static_cast<unsigned long long>(h.token), early ? ", announced" : "");
+  if (!early) op_posted(op);
   sends_.push_back(std::move(s));
   return {};
+}
+
+Status IpcPath::announce_send(Op &op, IpcShared &ipc) {
+  return post_send(op, ipc, static_cast<const IpcEarly *>(op.prov));
+}
+
+namespace {
+
+// Ends what arm() made for @p op (MpiProvider::arm): the word serves again.
+void early_release(Op &op) {
+  auto *e = static_cast<IpcEarly *>(op.prov);
+  if (!e) return;
+  ready_word_give(e->ready);
+  delete e;
+  op.prov = nullptr;
+}
+
+}  // namespace
+
+Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
+  auto *e = static_cast<IpcEarly *>(op.prov);
+  if (e && e->announced) {
+    for (auto &sp : sends_) {
+      if (sp->op != &op) continue;
+      sp->fired = true;
+      op_posted(op);
+      // A failed READY is the receiver's to notice; the send itself is on its way.
+      if (sp->want) {
+        Status st = send_ready(*sp);
+        if (!st.is_ok())
+          MPIX_LOG(error, "mpi", "GPU-direct: READY to %d failed: %s", op.peer, st.what().c_str());
+      }
+      return {};
+    }
+    return make_status(MPI_ERR_INTERN, "GPU-direct: announced send to %d not found", op.peer);
+  }
+  // The stream wrote the ready word before the trigger this fire follows: the word is free.
+  early_release(op);
+  return post_send(op, ipc, nullptr);
+}
+
+void IpcPath::drop_announced(Op &op) {
+  auto *e = static_cast<IpcEarly *>(op.prov);
+  if (!e) return;
+  if (e->announced) {
+    Status st = ready_word_force(e->ready);
+    if (!st.is_ok())
+      MPIX_LOG(error, "mpi", "GPU-direct: a failed send's ready word stays unwritten (%s)",
+               st.what().c_str());
+    for (auto &sp : sends_) {
+      if (sp->op != &op) continue;
+      sp->op = nullptr;  // kept until the receiver answers
+      sp->fired = true;
+      if (sp->want) {
+        Status rs = send_ready(*sp);
+        if (!rs.is_ok())
+          MPIX_LOG(error, "mpi", "GPU-direct: READY to %d failed: %s", sp->peer, rs.what().c_str());
+      }
+    }
+    // The word is not given back: the receiver may read it until it answers.
+    delete e;
+    op.prov = nullptr;
+    return;
+  }
+  early_release(op);
+}
+
+Status IpcPath::send_ready(Send &s) {
+  s.want = false;
+  s.ready = IpcFin{kIpcReadyMagic, s.rts.token, 0, 0};
+  MPIX_MPI_CHECK(MPI_Isend(&s.ready, sizeof s.ready, MPI_BYTE, s.peer,
+                           s.ipc->ready_tag(s.rts.token), s.ipc->priv, &s.reqs[2]));
+  return {};
+}
+
+void IpcPath::finish_send(Send &s) {
+  Op *op = s.op;
+  if (!op) return;  // dropped: its op failed already
+  auto *e = static_cast<IpcEarly *>(op->prov);
+  if (e) {
+    ready_word_give(e->ready);
+    delete e;
+    op->prov = nullptr;
+  }
+  if (s.err != MPI_SUCCESS) {
+    op_failed(*op, mpi_status(s.err, "GPU-direct send", __FILE__, __LINE__));
+  } else if (s.fin.magic != kIpcFinMagic) {
+    op_failed(*op,
+              make_status(MPI_ERR_INTERN, "GPU-direct send to %d: malformed answer", op->peer));
+  } else {
+    // A truncated receive is the receiver's error; the send itself succeeded.
+    MPI_Status st{};
+    st.MPI_SOURCE = op->peer;
+    st.MPI_TAG = op->tag;
+    st.MPI_ERROR = MPI_SUCCESS;
+    MPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(s.rts.bytes));
+    op_completed(*op, st);
+  }
 }
 
 bool IpcPath::progress(std::vector<Op *> &done) {
   bool any = false;
   for (std::size_t i = 0; i < sends_.size();) {
     Send &s = *sends_[i];
-    int flag = 0;
-    int rc = MPI_Testall(2, s.reqs, &flag, MPI_STATUSES_IGNORE);
-    if (rc == MPI_SUCCESS && !flag) {
+    int n = 0, idx[3];
+    if (s.err == MPI_SUCCESS) {
+      int rc = MPI_Testsome(3, s.reqs, &n, idx, MPI_STATUSES_IGNORE);
+      if (rc != MPI_SUCCESS) s.err = rc;
+      for (int k = 0; rc == MPI_SUCCESS && n != MPI_UNDEFINED && k < n; ++k) {
+        if (idx[k] != 1) continue;
+        any = true;
+        if (s.fin.magic != kIpcWantMagic) {
+          s.fin_in = true;
+          continue;
+        }
+        // The receiver copies with its agent: READY once the stream reached the send; the
+        // answer proper comes after its copy.
+        s.want = true;
+        rc = MPI_Irecv(&s.fin, sizeof s.fin, MPI_BYTE, s.peer, s.ipc->fin_tag(s.rts.token),
+                       s.ipc->priv, &s.reqs[1]);
+        if (rc != MPI_SUCCESS) s.err = rc;
+        else if (s.fired) s.err = send_ready(s).code();
+      }
+    }
+    // An announced send ends only once its stream reached it (the agent still holds it armed
+    // until then), whatever happened to its messages.
+    const bool over =
+        s.fired && (s.err != MPI_SUCCESS ||
+                    (s.fin_in && s.reqs[0] == MPI_REQUEST_NULL && s.reqs[2] == MPI_REQUEST_NULL));
+    if (!over) {
       ++i;
       continue;
     }
-    Op *op = s.op;
-    if (rc != MPI_SUCCESS) {
-      op_failed(*op, mpi_status(rc, "MPI_Testall", __FILE__, __LINE__));
-    } else if (s.fin.magic != kIpcFinMagic) {
-      op_failed(*op,
-                make_status(MPI_ERR_INTERN, "GPU-direct send to %d: malformed answer", op->peer));
-    } else {
-      // A truncated receive is the receiver's error; the send itself succeeded.
-      MPI_Status st{};
-      st.MPI_SOURCE = op->peer;
-      st.MPI_TAG = op->tag;
-      st.MPI_ERROR = MPI_SUCCESS;
-      MPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(s.rts.bytes));
-      op_completed(*op, st);
+    if (s.op) {
+      finish_send(s);
+      done.push_back(s.op);
     }
-    done.push_back(op);
     sends_[i] = std::move(sends_.back());
     sends_.pop_back();
     any = true;
@@ -286,6 +414,32 @@ Status IpcPath::map_source(const IpcRts &rts, Backend *be, int device, const cha
   return {};
 }
 
+Status IpcPath::map_ready(const IpcRts &rts, Backend *be, int device, const uint64_t **word) {
+  char *base = nullptr;
+  const IpcMapCache::Key k{rts.host,     rts.pid,          rts.ready_base,
+                           rts.ready_id, rts.ready_handle, rts.ready_offset + sizeof(uint64_t)};
+  MPIX_TRY(maps_.map(k, be, device, &base));
+  *word = reinterpret_cast<const uint64_t *>(base + rts.ready_offset);
+  return {};
+}
+
+Status IpcPath::ask_ready(IpcShared &ipc, int source, const IpcRts &rts, IpcFin *want,
+                          IpcFin *ready, std::vector<MPI_Request> *reqs) {
+  *want = IpcFin{kIpcWantMagic, rts.token, 0, 0};
+  MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPIX_MPI_CHECK(
+      MPI_Irecv(ready, sizeof *ready, MPI_BYTE, source, ipc.ready_tag(rts.token), ipc.priv, &r[1]));
+  int rc = MPI_Isend(want, sizeof *want, MPI_BYTE, source, ipc.fin_tag(rts.token), ipc.priv, &r[0]);
+  if (rc != MPI_SUCCESS) {
+    MPI_Cancel(&r[1]);
+    MPI_Request_free(&r[1]);
+    return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
+  }
+  reqs->push_back(r[0]);
+  reqs->push_back(r[1]);
+  return {};
+}
+
 Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, bool dst_on_device,
                            Backend *be, int device, uint64_t *ticket) {
   const char *src = nullptr;
@@ -317,8 +471,8 @@ void IpcPath::answer_when(const std::shared_ptr<IpcShared> &ipc, int source, con
 Status IpcPath::answer(IpcShared &ipc, int source, const IpcRts &rts, int error, uint64_t bytes) {
   auto f = std::make_unique<Fin>();
   f->fin = IpcFin{kIpcFinMagic, rts.token, error, bytes};
-  const int tag = static_cast<int>(rts.token % (static_cast<uint64_t>(ipc.tag_ub) + 1));
-  MPIX_MPI_CHECK(MPI_Isend(&f->fin, sizeof f->fin, MPI_BYTE, source, tag, ipc.priv, &f->req));
+  MPIX_MPI_CHECK(MPI_Isend(&f->fin, sizeof f->fin, MPI_BYTE, source, ipc.fin_tag(rts.token),
+                           ipc.priv, &f->req));
   fins_.push_back(std::move(f));
   return {};
 }

@@ -52,6 +52,7 @@
 #include "core/provider.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/ipc_map_cache.hpp"
+#include "providers/mpi/ipc_ready.hpp"
 
 namespace mpix {
 
@@ -70,8 +71,23 @@ struct IpcRts {
   uint64_t buffer_id;  // the allocation's id in the sender (a reused address has another)
   uint64_t token;      // the tag of the answer on the private communicator
   unsigned char handle[64];
+  // An announced send (sent before the sender's stream reached the send): the sender's ready
+  // word, which reaches ready_value once the data is in place (ipc_ready.hpp). early 0: the
+  // header went when the stream reached the send, the data is in place, the rest is unused.
+  uint64_t early;
+  uint64_t ready_value;
+  uint64_t ready_base, ready_id, ready_offset, ready_slab_bytes;
+  uint64_t spare[2];
+  unsigned char ready_handle[64];
 };
-static_assert(sizeof(IpcRts) == 128, "the rendezvous header is a wire format");
+static_assert(sizeof(IpcRts) == 256, "the rendezvous header is a wire format");
+
+// The answers on the private communicator: the receiver's FIN (copied, or failed) and WANT (it
+// copies with its agent, so it asks an announced send for READY), and the sender's READY (its
+// stream reached the send). FIN and WANT go to the sender with fin_tag(token), READY to the
+// receiver with ready_tag(token), so that they never meet the other direction's.
+constexpr uint64_t kIpcWantMagic = 0x746e617763706978ull;
+constexpr uint64_t kIpcReadyMagic = 0x7964616563706978ull;
 
 struct IpcFin {
   uint64_t magic;
@@ -80,6 +96,15 @@ struct IpcFin {
   uint64_t bytes;  // copied
 };
 static_assert(sizeof(IpcFin) == 32, "the answer is a wire format");
+
+// What an announced send's op holds (Op::prov) from arm() to its completion: its ready word,
+// which the stream writes right before the send's trigger (FireRecipe::ready).
+struct IpcEarly {
+  ReadyWord ready;
+  bool announced = false;  // its header went at take() (else at fire(), as any GPU-direct send)
+};
+// Whether sends are announced (MPIX_GPU_DIRECT_ANNOUNCE).
+bool ipc_announce_on();
 
 // What every rank tells the others at MPIX_Stream_comm_create (an MPI_Allgather).
 struct IpcPeerInfo {
@@ -104,6 +129,10 @@ struct IpcShared {
   Backend *backend = nullptr;
   std::vector<uint8_t> direct;                   // per rank of the communicator: 1 = GPU-direct
   std::unordered_map<int, uint64_t> next_token;  // per destination; agent thread only
+  int fin_tag(uint64_t token) const {
+    return static_cast<int>(2 * (token % (static_cast<uint64_t>(tag_ub) / 2 + 1)));
+  }
+  int ready_tag(uint64_t token) const { return fin_tag(token) + 1; }
   ~IpcShared();
 };
 
@@ -134,9 +163,22 @@ bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc);
 class IpcPath {
  public:
   ~IpcPath();
+  // An announced send (Op::prov an IpcEarly): its header goes now, before its stream reaches
+  // it; fire_send then only marks it reached (and sends READY where the receiver asked).
+  Status announce_send(Op &op, IpcShared &ipc);
   Status fire_send(Op &op, IpcShared &ipc);
+  // An announced send that will never be fired (Provider::disarm): its ready word is written
+  // from the host, so that a receiver already waiting goes on, and its answer is dropped.
+  void drop_announced(Op &op);
   bool progress(std::vector<Op *> &done);
   bool busy() const { return !sends_.empty() || !fins_.empty() || !copies_.empty(); }
+
+  // Receiver: the device word of announced @p rts that says its data is in place, mapped here.
+  Status map_ready(const IpcRts &rts, Backend *be, int device, const uint64_t **word);
+  // Receiver, agent copies: asks announced @p rts's sender for READY (WANT) and receives it;
+  // both requests go to *@p reqs (the copy may start once they completed).
+  Status ask_ready(IpcShared &ipc, int source, const IpcRts &rts, IpcFin *want, IpcFin *ready,
+                   std::vector<MPI_Request> *reqs);
 
   // Receiver: where @p rts's message is in this process (its allocation mapped on @p device).
   Status map_source(const IpcRts &rts, Backend *be, int device, const char **src);
@@ -158,12 +200,26 @@ class IpcPath {
                    uint64_t bytes, const uint64_t *copied, std::shared_ptr<const void> keep);
 
  private:
+  // reqs: the header's send, the answer's receive (FIN, or WANT and then FIN), READY's send.
   struct Send {
-    Op *op = nullptr;
+    Op *op = nullptr;  // null: dropped (drop_announced), kept until its answer came
+    IpcShared *ipc = nullptr;
+    int peer = 0;
     IpcRts rts{};
     IpcFin fin{};
-    MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    IpcFin ready{};
+    MPI_Request reqs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    // The stream reached the send (an announced one: fire_send), or it never will and its
+    // ready word was written from the host (drop_announced).
+    bool fired = true;
+    bool want = false;  // the receiver asked for READY
+    bool fin_in = false;
+    int err = MPI_SUCCESS;  // an MPI call of this send failed: nothing more is tested
   };
+  Status post_send(Op &op, IpcShared &ipc, const IpcEarly *early);
+  Status send_ready(Send &s);
+  // Send @p s is over (answered, and fired unless dropped): completes its op.
+  void finish_send(Send &s);
   struct Fin {
     IpcFin fin{};
     MPI_Request req = MPI_REQUEST_NULL;

@@ -166,7 +166,8 @@ struct ChunkRecv {
   MPI_Status probe{};
   // first: a possible first piece is arriving; rest: the other pieces; plain: one message;
   // rts: a possible GPU-direct header is arriving; copy: its message is being copied in.
-  enum class Phase { first, rest, plain, rts, copy } phase = Phase::plain;
+  // ready: an announced send's READY is awaited before the agent copies it.
+  enum class Phase { first, rest, plain, rts, ready, copy } phase = Phase::plain;
   bool contiguous = false;  // the receive is cap bytes at op->rbuf, in order
   uint64_t cap = 0;         // bytes the receive can hold
   uint64_t elem = 1;        // bytes per element of its datatype
@@ -179,8 +180,9 @@ struct ChunkRecv {
   bool in_place = false;    // the pieces land in the receive buffer (a bounce buffer, if staged)
   std::size_t arrived = 0;  // pieces 1.. received, in order
   std::vector<MPI_Request> reqs;
-  IpcRts rts{};           // a GPU-direct header (Phase::rts / copy)
-  Backend *be = nullptr;  // where its copy runs
+  IpcRts rts{};            // a GPU-direct header (Phase::rts / ready / copy)
+  IpcFin want{}, ready{};  // Phase::ready's messages
+  Backend *be = nullptr;   // where its copy runs
   int device = -1;
   uint64_t ticket = 0;
 
@@ -324,11 +326,24 @@ struct ChunkRecv {
       MPIX_TRY(answer(path));
       return mapped;
     }
+    // An announced send's data is in place once its ready word says so: the stream's copy
+    // waits for the word on the GPU; the agent's, for the sender's READY (asked for by WANT).
+    const uint64_t *gate = nullptr;
+    if (rts.early) {
+      Status g = path.map_ready(rts, be, device, &gate);
+      if (!g.is_ok()) {
+        err = g.code();
+        written = 0;
+        phase = Phase::plain;
+        MPIX_TRY(answer(path));
+        return g;
+      }
+    }
     const uint64_t *copied = nullptr;
     std::shared_ptr<const void> keep;
     if (ipc_stream_copies() && op->stream && op_stream_waits(*op) &&
         op->stream->wait_order().is_next(op->done.word, op->done_value) &&
-        op_deliver_from(*op, src, msg, &copied, &keep)) {
+        op_deliver_from(*op, src, msg, &copied, &keep, gate, rts.ready_value)) {
       MPIX_LOG(trace, "mpi",
                "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
                "copied by the stream",
@@ -339,7 +354,18 @@ struct ChunkRecv {
       path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));
       return {};
     }
-    // Else the agent copies: into device memory directly where the receive is staged and dense
+    if (rts.early) {
+      phase = Phase::ready;
+      MPIX_LOG(trace, "mpi", "GPU-direct receive from %d: announced send, asking for READY",
+               probe.MPI_SOURCE);
+      return path.ask_ready(*ipc, probe.MPI_SOURCE, rts, &want, &ready, &reqs);
+    }
+    return agent_copy(path);
+  }
+
+  // The agent copies the GPU-direct message at `from` (its data in place).
+  Status agent_copy(IpcPath &path) {
+    // The agent copies: into device memory directly where the receive is staged and dense
     // (the staging's copy in then does nothing), else into what the provider receives into
     // (host memory or the bounce buffer, which the staging copies in as usual), else into a
     // temporary to unpack.
@@ -402,6 +428,12 @@ bool ChunkEngine::takes(const Op &op) {
   if (op.kind != OpKind::send) return false;
   return op_pieces(op) > 1 ||
          ((!op_staged(op) || op_staged_on_device(op)) && ipc_send_goes_direct(op, mc->ipc.get()));
+}
+
+Status ChunkEngine::announce(Op &op) {
+  MpiComm *mc = chunk_comm(op);
+  if (!mc || !mc->ipc) return make_status(MPI_ERR_INTERN, "no GPU-direct state to announce on");
+  return ipc_.announce_send(op, *mc->ipc);
 }
 
 Status ChunkEngine::fire(Op &op) {
@@ -618,7 +650,12 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
       st = r.phase == ChunkRecv::Phase::rest ? r.test_pieces(&all) : test_all(r.reqs, &all);
     }
     bool finished = !st.is_ok();
-    if (st.is_ok() && all && r.phase == ChunkRecv::Phase::rts) {
+    if (st.is_ok() && all && r.phase == ChunkRecv::Phase::ready) {
+      any = true;
+      r.reqs.clear();
+      st = r.agent_copy(ipc_);
+      finished = !st.is_ok();
+    } else if (st.is_ok() && all && r.phase == ChunkRecv::Phase::rts) {
       any = true;
       r.reqs.clear();
       st = r.rts_done(ipc_);

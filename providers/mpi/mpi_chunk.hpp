@@ -100,6 +100,10 @@ class ChunkEngine {
   ~ChunkEngine();
   // Whether the engine carries @p op (else the provider posts it as usual).
   static bool takes(const Op &op);
+  // An announced GPU-direct send (ipc_path.hpp): its header goes now; fire() follows.
+  Status announce(Op &op);
+  // An op armed and never fired (Provider::disarm): what announce() or arm() made for it goes.
+  void drop(Op &op) { ipc_.drop_announced(op); }
   Status fire(Op &op);
   bool progress(std::vector<Op *> &done);
   bool busy() const {

@@ -5,6 +5,7 @@
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/op.hpp"
+#include "core/stream.hpp"
 #include "providers/providers_settings.hpp"
 
 namespace mpix {
@@ -46,7 +47,58 @@ bool MpiProvider::may_deliver_device(const Op &op) {
   return mc && ipc_may_receive_direct(op, mc->ipc.get());
 }
 
+Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
+  (void)ex;
+  if (!fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
+      fire->word != op.stream->trigger_word() || !ipc_announce_on())
+    return {};
+  // Device memory read as it is: reads_device found a GPU-direct send (ipc_send_read).
+  const auto *mc = provider_comm<MpiComm>(op);
+  if (!op.device_as_is || !mc || !mc->ipc) return {};
+  auto e = std::make_unique<IpcEarly>();
+  Status st = ready_word_take(mc->ipc->backend, mc->ipc->device, &e->ready);
+  if (!st.is_ok()) {  // the send goes the usual way
+    MPIX_LOG(warn, "mpi", "GPU-direct: no ready word for an announced send (%s)",
+             st.what().c_str());
+    return {};
+  }
+  fire->ready = e->ready.word;
+  fire->ready_value = e->ready.value;
+  op.prov = e.release();
+  return {};
+}
+
+void MpiProvider::take(Op &op) {
+  if (op.kind != OpKind::send) return;
+  auto *e = static_cast<IpcEarly *>(op.prov);
+  const auto key = std::make_pair(op.comm, op.peer);
+  if (e && held_.empty() && unfired_.find(key) == unfired_.end()) {
+    Status st = chunks_.announce(op);
+    if (st.is_ok()) {
+      e->announced = true;
+      return;
+    }
+    MPIX_LOG(warn, "mpi", "GPU-direct: announcing a send to %d failed (%s); it goes unannounced",
+             op.peer, st.what().c_str());
+  }
+  ++unfired_[key];
+}
+
+void MpiProvider::fired_or_dropped(const Op &op) {
+  if (op.kind != OpKind::send) return;
+  const auto *e = static_cast<const IpcEarly *>(op.prov);
+  if (e && e->announced) return;
+  auto it = unfired_.find(std::make_pair(op.comm, op.peer));
+  if (it != unfired_.end() && --it->second <= 0) unfired_.erase(it);
+}
+
+void MpiProvider::disarm(Op &op) {
+  fired_or_dropped(op);
+  chunks_.drop(op);
+}
+
 Status MpiProvider::fire(Op &op) {
+  fired_or_dropped(op);
   if (ChunkEngine::takes(op)) return chunks_.fire(op);
   if (timeout_s_ < 0) timeout_s_ = setting_long(ProvidersSetting::timeout);
   const Clock::time_point now = timeout_s_ > 0 ? Clock::now() : Clock::time_point{};

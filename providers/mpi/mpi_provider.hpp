@@ -25,7 +25,9 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/provider.hpp"
@@ -58,7 +60,12 @@ class MpiProvider final : public Provider {
   DeviceRead reads_device(const Op &op) override;
   // Receives from GPU-direct peers may be delivered into device memory.
   bool may_deliver_device(const Op &op) override;
+  // A GPU-direct send from a stream is announced (ipc_path.hpp): arm() gives it a ready word,
+  // take() sends its header where no earlier send to that peer waits for its stream.
+  Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
+  void take(Op &op) override;
   Status fire(Op &op) override;
+  void disarm(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override;
   bool large_in_flight() const override;
@@ -108,7 +115,11 @@ class MpiProvider final : public Provider {
     Clock::time_point since;
   };
   std::deque<Held> held_;  // sends not yet posted, stream order
-  long timeout_s_ = -1;    // MPIX_TIMEOUT, read on first use (0: never)
+  // Sends taken and not yet fired (announced ones aside), per communicator and peer: a send
+  // is announced only where none is, so that it overtakes none (MPI's non-overtaking order).
+  std::map<std::pair<MPI_Comm, int>, int> unfired_;
+  void fired_or_dropped(const Op &op);
+  long timeout_s_ = -1;  // MPIX_TIMEOUT, read on first use (0: never)
   Clock::time_point last_check_{};
   std::vector<MPI_Request> orphans_;  // sends of failed ops, tested until MPI finishes them
   std::vector<int> indices_;

@@ -29,13 +29,18 @@ const char *call_name(OpKind kind, bool nonblocking) {
 
 // Runs @p fire (Provider::arm's answer) for a nonblocking op: a trigger write waits for the
 // stream's next batch where the stream defers them.
+// A recipe's ready word goes with its trigger (one batch), or alone where the trigger waits.
 Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
   if (fire.word == s.trigger_word() && s.defers_triggers()) {
+    if (fire.ready) MPIX_TRY(ex.write_value(fire.ready, fire.ready_value));
     s.defer_trigger(fire.value);
     return {};
   }
   if (fault_armed()) MPIX_TRY(fault_hit("trigger"));
-  return ex.write_value(fire.word, fire.value);
+  if (!fire.ready) return ex.write_value(fire.word, fire.value);
+  const StreamMemOp ops[2] = {{StreamMemOp::write, fire.ready, fire.ready_value},
+                              {StreamMemOp::write, fire.word, fire.value}};
+  return ex.batch(ops, 2);
 }
 
 // The stream part of a blocking enqueue: the op's fire recipe and its completion wait in one
@@ -47,6 +52,7 @@ Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
 Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const FireRecipe &fire,
                               bool fired, uint64_t *done_word, uint64_t done_value, bool *triggered,
                               bool *copied_in) {
+  if (fire.ready) MPIX_TRY(ex.write_value(fire.ready, fire.ready_value));
   if (fire.word == s.trigger_word()) s.take_deferred();
   else MPIX_TRY(flush_deferred_trigger(s, ex));
   *triggered = fired;

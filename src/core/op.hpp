@@ -115,8 +115,10 @@ struct Op {
   Status error;
 
   std::shared_ptr<Stager> stager;  // device buffers staged (core/stager.hpp)
-  void *prov = nullptr;            // provider-private state
-  uint64_t seq = 0;  // creation order, for reports (of the Op object: a reused op keeps it)
+  // Its device buffer goes to the provider as it is (Provider::reads_device said as_is).
+  bool device_as_is = false;
+  void *prov = nullptr;  // provider-private state
+  uint64_t seq = 0;      // creation order, for reports (of the Op object: a reused op keeps it)
   uint64_t t_seen = 0, t_posted = 0;            // MPIX_PROFILE stamps (base/profile.hpp)
   uint64_t t_copy = 0;                          // MPIX_PROFILE: agent staging copy issued
   Op *reg_prev = nullptr, *reg_next = nullptr;  // live-op registry links (op_registry.cpp)
@@ -163,8 +165,9 @@ inline bool op_stream_waits(const Op &op) {
 // A GPU-direct receive its stream copies (Stager::deliver_from): whether the stream's copy in
 // takes the message's @p bytes from @p from; then *@p copied turns nonzero once it has, and
 // *@p keep holds the word until then (the op may be gone by that time).
+// @p gate / @p gate_value: as Stager::deliver_from's (null: the message is in place).
 bool op_deliver_from(Op &op, const void *from, uint64_t bytes, const uint64_t **copied,
-                     std::shared_ptr<const void> *keep);
+                     std::shared_ptr<const void> *keep, const uint64_t *gate, uint64_t gate_value);
 
 // The enqueuing thread, after the agent took the op (agent_submit), when a later step of the
 // enqueue failed: the agent completes the op with @p why without posting it (if the stream has
@@ -215,6 +218,7 @@ inline void op_reuse(Op &op) {
   op.user_status = nullptr;
   op.status = MPI_Status{};
   op.prov = nullptr;
+  op.device_as_is = false;
   op.t_seen = op.t_posted = op.t_copy = 0;
   op.submit_next = nullptr;
   op.abort_next = nullptr;

@@ -73,7 +73,10 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
   const ProviderCaps caps = prov.caps();
   if (caps.device_memory || (caps.mpi_buffers && aware_choice(be.kind()).direct)) return {};
   const DeviceRead read = prov.reads_device(op);
-  if (read == DeviceRead::as_is) return {};
+  if (read == DeviceRead::as_is) {
+    op.device_as_is = true;
+    return {};
+  }
   StagingPlan sp;
   sp.device_copy = read == DeviceRead::from_device_copy;
   sp.backend = &be;

@@ -35,6 +35,11 @@ struct FireRecipe {
   // below it too).
   uint64_t *word = nullptr;
   uint64_t value = 0;
+  // Also write `ready_value` to `ready` (non-null) right before `word`, never deferred: a word
+  // a peer watches to learn that the op's data is in place (an announced GPU-direct send,
+  // providers/mpi/ipc_path.hpp), which no agent step may delay.
+  uint64_t *ready = nullptr;
+  uint64_t ready_value = 0;
 };
 
 // What a provider may need of a new stream communicator's stream (GPU-direct).
@@ -132,6 +137,10 @@ class Provider {
     (void)fire;
     return {};
   }
+  // Agent thread, as it takes @p op from the enqueuing thread (ops in submit order), before
+  // the stream reaches it: the provider may hand the network part of it now (a GPU-direct
+  // send's announcement, providers/mpi/ipc_path.hpp). fire() or disarm() follows as for any op.
+  virtual void take(Op &op) { (void)op; }
   // Agent thread: the stream reached @p op. Post it (or fire its counter).
   virtual Status fire(Op &op) = 0;
   // Agent thread: @p op, armed by arm(), leaves without fire(): it failed first (op_fail, a

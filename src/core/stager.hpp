@@ -154,11 +154,17 @@ class Stager {
   // @p from (the sender's device memory, mapped here) instead of the bounce buffer, and then
   // sets *@p copied to nonzero (the sender's buffer is free once it is). False where this
   // stager's copy in cannot (the provider then copies itself, into direct_target). Called
-  // before the op completes; *@p copied lives as long as the stager.
-  virtual bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) {
+  // before the op completes; *@p copied lives as long as the stager. @p gate (non-null): the
+  // message is in place only once that word (device memory, mapped here) reaches
+  // @p gate_value (an announced send's ready word, providers/mpi/ipc_ready.hpp); the copy waits
+  // for it.
+  virtual bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied,
+                            const uint64_t *gate, uint64_t gate_value) {
     (void)from;
     (void)bytes;
     (void)copied;
+    (void)gate;
+    (void)gate_value;
     return false;
   }
 

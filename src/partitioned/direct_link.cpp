@@ -11,29 +11,12 @@
 #include "gpu/backend.hpp"
 #include "gpu/ipc_exports.hpp"
 #include "gpu/ipc_map_cache.hpp"
+#include "gpu/ipc_slabs.hpp"
 
 namespace mpix {
 namespace {
 
 constexpr std::size_t kSlotBytes = 4 * sizeof(uint64_t);  // LinkSlot's words, and one spare
-constexpr std::size_t kSlabBytes = 64 * 1024;
-
-// Slabs of link slots per (backend, device): device memory exported once and never freed or
-// reused, so a peer's mapping of a slot always reaches that slot. Process-wide and never
-// destroyed, as the exports are (gpu/ipc_exports.hpp).
-struct Slabs {
-  struct Slab {
-    char *base = nullptr;
-    uint64_t id = 0;
-    std::size_t used = 0;
-  };
-  std::mutex mu;
-  std::map<std::pair<Backend *, int>, Slab> current;
-};
-Slabs &slabs() {
-  static auto *s = new Slabs;
-  return *s;
-}
 
 // What this process mapped of its receivers' slabs and buffers (never closed: a stream of this
 // process may still copy into one when its request is freed; CUDA unmaps at exit).
@@ -59,24 +42,12 @@ Streams &streams() {
 }  // namespace
 
 Status link_slot_acquire(Backend *be, int device, LinkSlot *out) {
-  Slabs &s = slabs();
-  std::lock_guard<std::mutex> lk(s.mu);
-  Slabs::Slab &slab = s.current[std::make_pair(be, device)];
-  if (!slab.base || slab.used + kSlotBytes > kSlabBytes) {
-    void *p = nullptr;
-    MPIX_TRY(be->alloc_device(device, kSlabBytes, &p));
-    // Zero once: every slot starts below every round value.
-    std::vector<unsigned char> zero(kSlabBytes, 0);
-    MPIX_TRY(be->copy_sync(p, zero.data(), kSlabBytes));
-    uint64_t base = 0, size = 0, id = 0;
-    MPIX_TRY(be->ipc_range(p, &base, &size, &id));
-    slab = Slabs::Slab{static_cast<char *>(p), id, 0};
-  }
-  out->words = reinterpret_cast<uint64_t *>(slab.base + slab.used);
-  out->slab_base = reinterpret_cast<uint64_t>(slab.base);
-  out->slab_id = slab.id;
-  out->slab_bytes = kSlabBytes;
-  slab.used += kSlotBytes;
+  IpcSlabPiece p;
+  MPIX_TRY(ipc_slab_take(be, device, kSlotBytes, &p));
+  out->words = p.words;
+  out->slab_base = p.slab_base;
+  out->slab_id = p.slab_id;
+  out->slab_bytes = p.slab_bytes;
   return {};
 }
 

@@ -1,7 +1,8 @@
 // GPU-direct (same-node CUDA IPC, providers/mpi/ipc_path.hpp) between ranks of one node:
 // buffers freed and re-made at the same address between sends, offsets into allocations,
 // truncation, zero bytes, managed memory (staged), ANY_SOURCE over a GPU-direct and a staged
-// peer (3 ranks; rank 2 turns GPU-direct off), and 10,000 rounds without host synchronisation.
+// peer (3 ranks; rank 2 turns GPU-direct off), 10,000 rounds without host synchronisation, and
+// announced sends (written late; never overtaking an earlier send).
 // The other GPU suites (p2p, semantics, pipeline, datatype) run on this path too by default.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -35,7 +36,112 @@ unsigned long long check(const void *p, std::size_t n, uint32_t seed, cudaStream
   return v[0];
 }
 
+// How many of the @p n ints at @p p (device memory) differ from @p value, after @p s's work.
+unsigned long long differ(const void *p, std::size_t n, int value, cudaStream_t s) {
+  GpuBuf counts(Place::device, 2 * sizeof(unsigned long long));
+  CUDA_REQUIRE(cudaMemsetAsync(counts.get(), 0, 2 * sizeof(unsigned long long), s));
+  auto *c = counts.as<unsigned long long>();
+  CUDA_REQUIRE(check_ints(static_cast<const int *>(p), n, value, 0, c, c + 1, s));
+  CUDA_REQUIRE(cudaStreamSynchronize(s));
+  auto v = counts.read<unsigned long long>(2);
+  REQUIRE(v[1] == 1);
+  return v[0];
+}
+
 }  // namespace
+
+// A GPU-direct send is announced to its receiver when it is enqueued (MPIX_GPU_DIRECT_ANNOUNCE,
+// providers/mpi/ipc_path.hpp): here its stream writes the data 20 ms later, long after the
+// receiver matched the header. Every way the receiver copies must wait for the data: the
+// receiving stream's copy (a device receive whose wait is queued), the receiver's agent (a
+// pinned host receive), and the agent again where the host completes the request (MPI_Wait).
+TEST_CASE("GPU-direct: a send announced before its data is written is copied once it is") {
+  if (world_size() < 2 || world_rank() > 1) return;
+  CudaStreamComm sc;
+  const int peer = 1 - world_rank();
+  const std::size_t n = 64 * 1024;  // ints: 256 KiB, past the eager limit
+  const uint64_t delay_ns = 20 * 1000 * 1000;
+  GpuBuf dbuf(Place::device, n * sizeof(int));
+  GpuBuf hbuf(Place::pinned, n * sizeof(int));
+  const char *forms[] = {"the receiving stream copies", "the agent copies (host buffer)",
+                         "the agent copies (host MPI_Wait)"};
+  for (int form = 0; form < 3; ++form) {
+    INFO(forms[form]);
+    const int value = 1000 + form;
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Status st;
+    if (world_rank() == 0) {
+      CUDA_REQUIRE(slow_write(dbuf.as<int>(), n, value, delay_ns, sc.cs));
+      REQUIRE(MPIX_Isend_enqueue(dbuf.get(), static_cast<int>(n), MPI_INT, peer, 7, sc.comm, &r) ==
+              MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+    } else if (form == 1) {
+      std::memset(hbuf.get(), 0, n * sizeof(int));
+      REQUIRE(MPIX_Irecv_enqueue(hbuf.get(), static_cast<int>(n), MPI_INT, peer, 7, sc.comm, &r) ==
+              MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+      REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) bad += hbuf.as<int>()[i] != value;
+      CHECK(bad == 0);
+    } else {
+      CUDA_REQUIRE(cudaMemsetAsync(dbuf.get(), 0, n * sizeof(int), sc.cs));
+      REQUIRE(MPIX_Irecv_enqueue(dbuf.get(), static_cast<int>(n), MPI_INT, peer, 7, sc.comm, &r) ==
+              MPI_SUCCESS);
+      if (form == 0) REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+      else REQUIRE(MPI_Wait(&r, &st) == MPI_SUCCESS);
+      CHECK(differ(dbuf.get(), n, value, sc.cs) == 0);
+    }
+    if (world_rank() == 1) {
+      int count = -1;
+      MPI_Get_count(&st, MPI_INT, &count);
+      CHECK(count == static_cast<int>(n));
+      CHECK(st.MPI_SOURCE == peer);
+      CHECK(st.MPI_TAG == 7);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// A send is announced only where no earlier send to that peer on that communicator still waits
+// for its stream: a small (eager, staged) send held back by a slow kernel, then a GPU-direct
+// one with the same tag, arrive in that order.
+TEST_CASE("GPU-direct: an announced send never overtakes an earlier send to the same peer") {
+  if (world_size() < 2 || world_rank() > 1) return;
+  CudaStreamComm sc;
+  const int peer = 1 - world_rank();
+  const std::size_t n = 64 * 1024, small = 16;
+  GpuBuf a(Place::device, n * sizeof(int)), b(Place::device, n * sizeof(int));
+  if (world_rank() == 0) {
+    CUDA_REQUIRE(slow_write(a.as<int>(), small, 5, 20 * 1000 * 1000, sc.cs));
+    CUDA_REQUIRE(slow_write(b.as<int>(), n, 6, 0, sc.cs));
+    MPI_Request r[2];
+    REQUIRE(MPIX_Isend_enqueue(a.get(), static_cast<int>(small), MPI_INT, peer, 3, sc.comm,
+                               &r[0]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(b.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &r[1]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  } else {
+    MPI_Request r[2];
+    MPI_Status st[2];
+    REQUIRE(MPIX_Irecv_enqueue(a.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &r[0]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(b.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &r[1]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+    REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+    int count = -1;
+    MPI_Get_count(&st[0], MPI_INT, &count);
+    CHECK(count == static_cast<int>(small));
+    MPI_Get_count(&st[1], MPI_INT, &count);
+    CHECK(count == static_cast<int>(n));
+    CHECK(differ(a.get(), small, 5, sc.cs) == 0);
+    CHECK(differ(b.get(), n, 6, sc.cs) == 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 TEST_CASE("GPU-direct: a buffer freed and re-made at the same address is not sent stale") {
   if (world_size() < 2 || world_rank() > 1) return;

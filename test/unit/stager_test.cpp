@@ -130,7 +130,7 @@ TEST_CASE("a message delivered from elsewhere is copied in by the stream, then a
     mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, /*direct=*/true);
     std::memset(bounce, 'x', 64);  // never copied: the message is not in the bounce buffer
     const uint64_t *copied = nullptr;
-    REQUIRE(stg.deliver_from(sender.data(), 30, &copied));
+    REQUIRE(stg.deliver_from(sender.data(), 30, &copied, nullptr, 0));
     REQUIRE(copied != nullptr);
     stg.on_done(received(30));  // keeps the length and source deliver_from stored
     CHECK(mpix::load_signal(copied) == 0);
@@ -148,7 +148,7 @@ TEST_CASE("a message delivered from elsewhere is copied in by the stream, then a
   char *bounce = nullptr;
   mpix::StreamStager plain(stage_recv(other, &bounce), /*clip=*/true);
   const uint64_t *copied = nullptr;
-  CHECK_FALSE(plain.deliver_from(sender.data(), 30, &copied));
+  CHECK_FALSE(plain.deliver_from(sender.data(), 30, &copied, nullptr, 0));
 }
 
 TEST_CASE(

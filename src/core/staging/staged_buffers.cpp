@@ -44,7 +44,9 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   const std::size_t held = shortened ? short_max : lay.span;
   const std::size_t table_at = (held + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
   const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
-  const std::size_t bytes = lengths ? end + 4 * sizeof(uint64_t) : lay.dense() ? lay.span : end;
+  const std::size_t bytes = lengths       ? end + kLenWords * sizeof(uint64_t)
+                            : lay.dense() ? lay.span
+                                          : end;
   Bounce b;
   MPIX_TRY(bounce_acquire(be, bytes, &b, bounce_device));
   if (lengths) {
@@ -55,6 +57,8 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
     store_signal(piece_word, 0);
     copied_word = len_word + 3;
     store_signal(copied_word, 0);
+    store_signal(len_word + 4, 0);  // no gate (Stager::deliver_from)
+    store_signal(len_word + 5, 0);
   }
   bufs[nbufs++] = b;
   c->user = user + off;

@@ -62,8 +62,10 @@ struct StagedBuffers {
   // received bytes, len_word[1] where the copy in reads them from (0: the bounce buffer; else a
   // GPU-direct message's device address, Stager::deliver_from).
   uint64_t *len_word = nullptr;
-  uint64_t *piece_word = nullptr;          // pieces of a chunked message in the bounce buffer
-  uint64_t *copied_word = nullptr;         // len_word[3]: set by the copy in of a delivered message
+  uint64_t *piece_word = nullptr;   // pieces of a chunked message in the bounce buffer
+  uint64_t *copied_word = nullptr;  // len_word[3]: set by the copy in of a delivered message
+  // len_word[4], [5]: where a delivered message's gate is and the value it waits for (0: none).
+  static constexpr std::size_t kLenWords = 6;
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
   int bounce_device = -1;     // -1: bounce buffers in pinned host memory; else on that device

@@ -1,5 +1,8 @@
 #include "core/staging/stream_stager.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/staging/staging_settings.hpp"
@@ -114,13 +117,31 @@ void *StreamStager::direct_target() {
   return b_.in.user;
 }
 
-bool StreamStager::deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) {
+bool StreamStager::deliver_from(const void *from, uint64_t bytes, const uint64_t **copied,
+                                const uint64_t *gate, uint64_t gate_value) {
   if (!direct_ || !from || delivered_) return false;
   store_signal(b_.len_word, bytes);
+  // The gate before the source: the copy in reads the source first, then the gate.
+  store_signal(b_.len_word + 4, reinterpret_cast<uint64_t>(gate));
+  store_signal(b_.len_word + 5, gate_value);
   store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(from));
   from_peer_ = true;
   *copied = b_.copied_word;
   return true;
+}
+
+Status StreamStager::wait_gate() const {
+  const auto *gate = reinterpret_cast<const uint64_t *>(load_signal(b_.len_word + 4));
+  if (!gate) return {};
+  const uint64_t value = load_signal(b_.len_word + 5);
+  // Device memory of the sender's, mapped here: read with small copies (a rare path: a host
+  // wait on a receive its stream was to copy).
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t now = 0;
+    MPIX_TRY(b_.be->copy_sync(&now, gate, sizeof now));
+    if (reached(now, value)) return {};
+    if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 Status StreamStager::receive_space(uint64_t bytes, void **at) {
@@ -137,6 +158,7 @@ Status StreamStager::on_host_wait() {
   if (clip_) {
     const uint64_t n = load_signal(b_.len_word);
     const uint64_t from = load_signal(b_.len_word + 1);
+    if (from) MPIX_TRY(wait_gate());
     Status st = b_.be->copy_sync(c.user, from ? reinterpret_cast<const char *>(from) : c.bounce,
                                  n < c.bytes ? static_cast<std::size_t>(n) : c.bytes);
     if (direct_) store_signal(b_.copied_word, 1);  // copied (or failed: the sender goes on)

@@ -43,7 +43,8 @@ class StreamStager : public Stager {
   Status on_complete(const MPI_Status &st, bool *copying) override;
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;
-  bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied) override;
+  bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied, const uint64_t *gate,
+                    uint64_t gate_value) override;
   Status receive_space(uint64_t bytes, void **at) override;
   bool bounces_on_device() const override { return b_.bounce_device >= 0; }
   bool waits_first() const override { return direct_; }
@@ -62,6 +63,8 @@ class StreamStager : public Stager {
   const bool clip_;
   const bool direct_;
   bool delivered_ = false;  // agent thread: the message went straight into the user's buffer
+  // A host wait's copy of a delivered message: until the sender's ready word is reached.
+  Status wait_gate() const;
   bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
   bool tail_kept_ = false;  // agent thread: keep_tail ran
   std::atomic<bool> copied_in_{false};

@@ -176,6 +176,14 @@ __device__ void announce_copied(volatile unsigned long long *len, unsigned long 
   store_release(len + 3, 1, false);
 }
 
+// A GPU-direct message from an announced send (len[1] set) is in place only once its sender's
+// ready word, len[4] (mapped here), reaches len[5] (Stager::deliver_from): one thread waits.
+__device__ void wait_gate(const volatile unsigned long long *len, unsigned long long from) {
+  if (!from) return;
+  const auto *gate = reinterpret_cast<const volatile unsigned long long *>(len[4]);
+  if (gate) spin_acquire(gate, len[5]);
+}
+
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
                             volatile unsigned long long *len, unsigned long long skip) {
   // The length lives in pinned host memory: read it once per block, not once per thread (every
@@ -185,6 +193,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   if (threadIdx.x == 0) {
     block_total = len[0];
     block_from = len[1];
+    wait_gate(len, block_from);
   }
   __syncthreads();
   const unsigned long long total = block_total;
@@ -270,6 +279,7 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   if (threadIdx.x == 0) {
     total = len[0];
     from = len[1];
+    wait_gate(len, from);
   }
   if (speculate) {
     // Past the message but inside the bounce buffer (at least a page; its words follow the span).
@@ -308,6 +318,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
       spin_acquire(word, value);
       total = len[0];
       from = len[1];
+      wait_gate(len, from);
       s[1] = total;
       s[2] = from;
       __threadfence();
@@ -337,6 +348,7 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
     if (blockIdx.x == 0) {
       total = len[0];
       from = len[1];
+      wait_gate(len, from);
       s[1] = total;
       s[2] = from;
       __threadfence();
