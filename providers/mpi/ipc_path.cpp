@@ -392,6 +392,16 @@ bool IpcPath::progress(std::vector<Op *> &done) {
     copies_.pop_back();
     any = true;
   }
+  for (std::size_t i = 0; i < drains_.size();) {
+    int rc = MPI_SUCCESS;
+    if (!drains_[i]->done(&rc)) {
+      ++i;
+      continue;
+    }
+    drains_[i] = std::move(drains_.back());
+    drains_.pop_back();
+    any = true;
+  }
   for (std::size_t i = 0; i < fins_.size();) {
     int flag = 0;
     if (MPI_Test(&fins_[i]->req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
@@ -423,21 +433,31 @@ Status IpcPath::map_ready(const IpcRts &rts, Backend *be, int device, const uint
   return {};
 }
 
-Status IpcPath::ask_ready(IpcShared &ipc, int source, const IpcRts &rts, IpcFin *want,
-                          IpcFin *ready, std::vector<MPI_Request> *reqs) {
-  *want = IpcFin{kIpcWantMagic, rts.token, 0, 0};
-  MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  MPIX_MPI_CHECK(
-      MPI_Irecv(ready, sizeof *ready, MPI_BYTE, source, ipc.ready_tag(rts.token), ipc.priv, &r[1]));
-  int rc = MPI_Isend(want, sizeof *want, MPI_BYTE, source, ipc.fin_tag(rts.token), ipc.priv, &r[0]);
+Status IpcPath::ask_ready(IpcShared &ipc, int source, const IpcRts &rts,
+                          std::unique_ptr<IpcAsk> *out) {
+  auto a = std::make_unique<IpcAsk>();
+  a->want = IpcFin{kIpcWantMagic, rts.token, 0, 0};
+  MPIX_MPI_CHECK(MPI_Irecv(&a->ready, sizeof a->ready, MPI_BYTE, source, ipc.ready_tag(rts.token),
+                           ipc.priv, &a->reqs[1]));
+  int rc = MPI_Isend(&a->want, sizeof a->want, MPI_BYTE, source, ipc.fin_tag(rts.token), ipc.priv,
+                     &a->reqs[0]);
   if (rc != MPI_SUCCESS) {
-    MPI_Cancel(&r[1]);
-    MPI_Request_free(&r[1]);
+    MPI_Cancel(&a->reqs[1]);
+    MPI_Request_free(&a->reqs[1]);
     return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
   }
-  reqs->push_back(r[0]);
-  reqs->push_back(r[1]);
+  *out = std::move(a);
   return {};
+}
+
+bool IpcAsk::done(int *rc) {
+  int flag = 0;
+  *rc = MPI_Testall(2, reqs, &flag, MPI_STATUSES_IGNORE);
+  return *rc != MPI_SUCCESS || flag;
+}
+
+void IpcPath::drain(std::unique_ptr<IpcAsk> ask) {
+  if (ask) drains_.push_back(std::move(ask));
 }
 
 Status IpcPath::start_copy(const IpcRts &rts, std::size_t bytes, void *dst, bool dst_on_device,

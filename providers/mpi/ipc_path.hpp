@@ -159,6 +159,14 @@ bool ipc_stream_copies();
 // already be in place, and nothing may overwrite it).
 bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc);
 
+// A receiver's WANT to an announced send and the READY it waits for (IpcPath::ask_ready).
+struct IpcAsk {
+  IpcFin want{}, ready{};
+  MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  // Whether both went through (*@p rc: an MPI error class where one failed).
+  bool done(int *rc);
+};
+
 // The agent-thread side: rendezvous sends, mapped allocations, answers. One per provider.
 class IpcPath {
  public:
@@ -171,14 +179,18 @@ class IpcPath {
   // from the host, so that a receiver already waiting goes on, and its answer is dropped.
   void drop_announced(Op &op);
   bool progress(std::vector<Op *> &done);
-  bool busy() const { return !sends_.empty() || !fins_.empty() || !copies_.empty(); }
+  bool busy() const {
+    return !sends_.empty() || !fins_.empty() || !copies_.empty() || !drains_.empty();
+  }
 
   // Receiver: the device word of announced @p rts that says its data is in place, mapped here.
   Status map_ready(const IpcRts &rts, Backend *be, int device, const uint64_t **word);
-  // Receiver, agent copies: asks announced @p rts's sender for READY (WANT) and receives it;
-  // both requests go to *@p reqs (the copy may start once they completed).
-  Status ask_ready(IpcShared &ipc, int source, const IpcRts &rts, IpcFin *want, IpcFin *ready,
-                   std::vector<MPI_Request> *reqs);
+  // Receiver: asks announced @p rts's sender for READY (WANT) and receives it (the agent may
+  // copy once both requests completed: IpcAsk::done).
+  Status ask_ready(IpcShared &ipc, int source, const IpcRts &rts, std::unique_ptr<IpcAsk> *out);
+  // Receiver: READY is no longer needed (the stream copies after all): its requests are
+  // completed here.
+  void drain(std::unique_ptr<IpcAsk> ask);
 
   // Receiver: where @p rts's message is in this process (its allocation mapped on @p device).
   Status map_source(const IpcRts &rts, Backend *be, int device, const char **src);
@@ -237,6 +249,7 @@ class IpcPath {
   std::vector<std::unique_ptr<Send>> sends_;
   std::vector<std::unique_ptr<Fin>> fins_;
   std::vector<StreamCopy> copies_;
+  std::vector<std::unique_ptr<IpcAsk>> drains_;
   IpcMapCache maps_;  // what this process mapped of its senders' allocations
   std::vector<std::pair<Backend *, int>> unflushed_;  // devices with batched copies unflushed
 };

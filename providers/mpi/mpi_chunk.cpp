@@ -166,8 +166,9 @@ struct ChunkRecv {
   MPI_Status probe{};
   // first: a possible first piece is arriving; rest: the other pieces; plain: one message;
   // rts: a possible GPU-direct header is arriving; copy: its message is being copied in.
-  // ready: an announced send's READY is awaited before the agent copies it.
-  enum class Phase { first, rest, plain, rts, ready, copy } phase = Phase::plain;
+  // ready: an announced send's READY is awaited before the agent copies it; undecided: so is
+  // it, but the stream copies instead if the receive's wait comes first (stream_copy).
+  enum class Phase { first, rest, plain, rts, undecided, ready, copy } phase = Phase::plain;
   bool contiguous = false;  // the receive is cap bytes at op->rbuf, in order
   uint64_t cap = 0;         // bytes the receive can hold
   uint64_t elem = 1;        // bytes per element of its datatype
@@ -180,9 +181,11 @@ struct ChunkRecv {
   bool in_place = false;    // the pieces land in the receive buffer (a bounce buffer, if staged)
   std::size_t arrived = 0;  // pieces 1.. received, in order
   std::vector<MPI_Request> reqs;
-  IpcRts rts{};            // a GPU-direct header (Phase::rts / ready / copy)
-  IpcFin want{}, ready{};  // Phase::ready's messages
-  Backend *be = nullptr;   // where its copy runs
+  IpcRts rts{};                     // a GPU-direct header (Phase::rts / ready / copy)
+  const char *src_ = nullptr;       // the message, mapped here
+  const uint64_t *gate_ = nullptr;  // an announced send's ready word, mapped here
+  std::unique_ptr<IpcAsk> ask;      // Phase::undecided / ready: WANT and READY
+  Backend *be = nullptr;            // where its copy runs
   int device = -1;
   uint64_t ticket = 0;
 
@@ -339,28 +342,40 @@ struct ChunkRecv {
         return g;
       }
     }
-    const uint64_t *copied = nullptr;
-    std::shared_ptr<const void> keep;
-    if (ipc_stream_copies() && op->stream && op_stream_waits(*op) &&
-        op->stream->wait_order().is_next(op->done.word, op->done_value) &&
-        op_deliver_from(*op, src, msg, &copied, &keep, gate, rts.ready_value)) {
-      MPIX_LOG(trace, "mpi",
-               "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), "
-               "copied by the stream",
-               probe.MPI_SOURCE, probe.MPI_TAG, static_cast<unsigned long long>(msg),
-               static_cast<unsigned long long>(rts.token));
-      written = msg;
-      phase = Phase::plain;
-      path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));
-      return {};
-    }
+    src_ = src;
+    gate_ = gate;
+    if (stream_copy(path)) return {};
     if (rts.early) {
-      phase = Phase::ready;
-      MPIX_LOG(trace, "mpi", "GPU-direct receive from %d: announced send, asking for READY",
-               probe.MPI_SOURCE);
-      return path.ask_ready(*ipc, probe.MPI_SOURCE, rts, &want, &ready, &reqs);
+      // The agent copies once the sender says its data is in place (READY). A receive whose
+      // stream wait is not queued yet may still be copied by its stream, if that wait comes
+      // first and is the stream's next (Phase::undecided, ChunkEngine::progress).
+      const bool later = op->stream && !op_stream_waits(*op) && ipc_stream_copies();
+      phase = later ? Phase::undecided : Phase::ready;
+      MPIX_LOG(trace, "mpi", "GPU-direct receive from %d: announced send, asking for READY%s",
+               probe.MPI_SOURCE, later ? " (the stream may yet copy it)" : "");
+      return path.ask_ready(*ipc, probe.MPI_SOURCE, rts, &ask);
     }
     return agent_copy(path);
+  }
+
+  // The receiving stream copies the message where it can (see rts_done); true if it does: the
+  // receive is then complete, and the sender hears once the stream has copied.
+  bool stream_copy(IpcPath &path) {
+    const uint64_t *copied = nullptr;
+    std::shared_ptr<const void> keep;
+    if (!ipc_stream_copies() || !op->stream || !op_stream_waits(*op) ||
+        !op->stream->wait_order().is_next(op->done.word, op->done_value) ||
+        !op_deliver_from(*op, src_, msg, &copied, &keep, gate_, rts.ready_value))
+      return false;
+    MPIX_LOG(trace, "mpi",
+             "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), copied by the stream",
+             probe.MPI_SOURCE, probe.MPI_TAG, static_cast<unsigned long long>(msg),
+             static_cast<unsigned long long>(rts.token));
+    written = msg;
+    phase = Phase::plain;
+    path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));
+    path.drain(std::move(ask));
+    return true;
   }
 
   // The agent copies the GPU-direct message at `from` (its data in place).
@@ -646,13 +661,20 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
       }
       st = r.copy_done(ipc_);
       all = true;
+    } else if (r.phase == ChunkRecv::Phase::undecided && r.stream_copy(ipc_)) {
+      all = true;  // complete now; the stream copies
+    } else if (r.phase == ChunkRecv::Phase::undecided || r.phase == ChunkRecv::Phase::ready) {
+      int rc = MPI_SUCCESS;
+      all = r.ask->done(&rc);
+      if (rc != MPI_SUCCESS) st = mpi_status(rc, "GPU-direct READY", __FILE__, __LINE__);
     } else {
       st = r.phase == ChunkRecv::Phase::rest ? r.test_pieces(&all) : test_all(r.reqs, &all);
     }
     bool finished = !st.is_ok();
-    if (st.is_ok() && all && r.phase == ChunkRecv::Phase::ready) {
+    if (st.is_ok() && all &&
+        (r.phase == ChunkRecv::Phase::undecided || r.phase == ChunkRecv::Phase::ready)) {
       any = true;
-      r.reqs.clear();
+      r.ask.reset();
       st = r.agent_copy(ipc_);
       finished = !st.is_ok();
     } else if (st.is_ok() && all && r.phase == ChunkRecv::Phase::rts) {

@@ -29,17 +29,24 @@ const char *call_name(OpKind kind, bool nonblocking) {
 
 // Runs @p fire (Provider::arm's answer) for a nonblocking op: a trigger write waits for the
 // stream's next batch where the stream defers them.
+// The write of a recipe's ready word (device memory).
+StreamMemOp ready_write(const FireRecipe &fire) {
+  return StreamMemOp{StreamMemOp::write, fire.ready, fire.ready_value, true};
+}
+
 // A recipe's ready word goes with its trigger (one batch), or alone where the trigger waits.
 Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
   if (fire.word == s.trigger_word() && s.defers_triggers()) {
-    if (fire.ready) MPIX_TRY(ex.write_value(fire.ready, fire.ready_value));
+    if (fire.ready) {
+      const StreamMemOp r = ready_write(fire);
+      MPIX_TRY(ex.batch(&r, 1));
+    }
     s.defer_trigger(fire.value);
     return {};
   }
   if (fault_armed()) MPIX_TRY(fault_hit("trigger"));
   if (!fire.ready) return ex.write_value(fire.word, fire.value);
-  const StreamMemOp ops[2] = {{StreamMemOp::write, fire.ready, fire.ready_value},
-                              {StreamMemOp::write, fire.word, fire.value}};
+  const StreamMemOp ops[2] = {ready_write(fire), {StreamMemOp::write, fire.word, fire.value}};
   return ex.batch(ops, 2);
 }
 
@@ -52,7 +59,10 @@ Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
 Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const FireRecipe &fire,
                               bool fired, uint64_t *done_word, uint64_t done_value, bool *triggered,
                               bool *copied_in) {
-  if (fire.ready) MPIX_TRY(ex.write_value(fire.ready, fire.ready_value));
+  if (fire.ready) {
+    const StreamMemOp r = ready_write(fire);
+    MPIX_TRY(ex.batch(&r, 1));
+  }
   if (fire.word == s.trigger_word()) s.take_deferred();
   else MPIX_TRY(flush_deferred_trigger(s, ex));
   *triggered = fired;
