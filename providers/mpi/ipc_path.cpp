@@ -234,7 +234,14 @@ Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
   MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)%s", op.peer,
            op.tag, static_cast<unsigned long long>(h.bytes),
            static_cast<unsigned long long>(h.token), early ? ", announced" : "");
-  if (!early) op_posted(op);
+  if (early) {
+    // Untested until the stream reaches it: nothing it waits for can come before (a FIN or
+    // WANT waits in MPI), and a loop over hundreds of sends enqueued ahead would cost each
+    // agent loop that many MPI calls.
+    announced_.emplace(&op, std::move(s));
+    return {};
+  }
+  op_posted(op);
   sends_.push_back(std::move(s));
   return {};
 }
@@ -259,19 +266,15 @@ void early_release(Op &op) {
 Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
   auto *e = static_cast<IpcEarly *>(op.prov);
   if (e && e->announced) {
-    for (auto &sp : sends_) {
-      if (sp->op != &op) continue;
-      sp->fired = true;
-      op_posted(op);
-      // A failed READY is the receiver's to notice; the send itself is on its way.
-      if (sp->want) {
-        Status st = send_ready(*sp);
-        if (!st.is_ok())
-          MPIX_LOG(error, "mpi", "GPU-direct: READY to %d failed: %s", op.peer, st.what().c_str());
-      }
-      return {};
-    }
-    return make_status(MPI_ERR_INTERN, "GPU-direct: announced send to %d not found", op.peer);
+    auto it = announced_.find(&op);
+    if (it == announced_.end())
+      return make_status(MPI_ERR_INTERN, "GPU-direct: announced send to %d not found", op.peer);
+    // From now on tested every loop (progress): a WANT that came already is answered there.
+    it->second->fired = true;
+    op_posted(op);
+    sends_.push_back(std::move(it->second));
+    announced_.erase(it);
+    return {};
   }
   // The stream wrote the ready word before the trigger this fire follows: the word is free.
   early_release(op);
@@ -286,15 +289,13 @@ void IpcPath::drop_announced(Op &op) {
     if (!st.is_ok())
       MPIX_LOG(error, "mpi", "GPU-direct: a failed send's ready word stays unwritten (%s)",
                st.what().c_str());
-    for (auto &sp : sends_) {
-      if (sp->op != &op) continue;
-      sp->op = nullptr;  // kept until the receiver answers
-      sp->fired = true;
-      if (sp->want) {
-        Status rs = send_ready(*sp);
-        if (!rs.is_ok())
-          MPIX_LOG(error, "mpi", "GPU-direct: READY to %d failed: %s", sp->peer, rs.what().c_str());
-      }
+    auto it = announced_.find(&op);
+    if (it != announced_.end()) {
+      // Kept until the receiver answers (a WANT it sent is answered by progress).
+      it->second->op = nullptr;
+      it->second->fired = true;
+      sends_.push_back(std::move(it->second));
+      announced_.erase(it);
     }
     // The word is not given back: the receiver may read it until it answers.
     delete e;

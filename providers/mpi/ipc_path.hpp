@@ -246,7 +246,8 @@ class IpcPath {
     std::shared_ptr<const void> keep;
   };
 
-  std::vector<std::unique_ptr<Send>> sends_;
+  std::vector<std::unique_ptr<Send>> sends_;                         // tested every loop
+  std::unordered_map<const Op *, std::unique_ptr<Send>> announced_;  // not yet fired
   std::vector<std::unique_ptr<Fin>> fins_;
   std::vector<StreamCopy> copies_;
   std::vector<std::unique_ptr<IpcAsk>> drains_;
