@@ -69,7 +69,8 @@ Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
 }
 
 void MpiProvider::take(Op &op) {
-  if (op.kind != OpKind::send) return;
+  // Without announcements no send is counted (fired_or_dropped does the same).
+  if (op.kind != OpKind::send || !ipc_announce_on()) return;
   auto *e = static_cast<IpcEarly *>(op.prov);
   const auto key = std::make_pair(op.comm, op.peer);
   if (e && held_.empty() && unfired_.find(key) == unfired_.end()) {
@@ -85,7 +86,7 @@ void MpiProvider::take(Op &op) {
 }
 
 void MpiProvider::fired_or_dropped(const Op &op) {
-  if (op.kind != OpKind::send) return;
+  if (op.kind != OpKind::send || !ipc_announce_on()) return;
   const auto *e = static_cast<const IpcEarly *>(op.prov);
   if (e && e->announced) return;
   auto it = unfired_.find(std::make_pair(op.comm, op.peer));

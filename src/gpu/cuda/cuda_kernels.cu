@@ -176,12 +176,25 @@ __device__ void announce_copied(volatile unsigned long long *len, unsigned long 
   store_release(len + 3, 1, false);
 }
 
-// A GPU-direct message from an announced send (len[1] set) is in place only once its sender's
-// ready word, len[4] (mapped here), reaches len[5] (Stager::deliver_from): one thread waits.
-__device__ void wait_gate(const volatile unsigned long long *len, unsigned long long from) {
-  if (!from) return;
-  const auto *gate = reinterpret_cast<const volatile unsigned long long *>(len[4]);
-  if (gate) spin_acquire(gate, len[5]);
+// The words a copy in reads from pinned host memory (StagedBuffers::len_word): the length, the
+// source, and for a GPU-direct message from an announced send the sender's ready word (mapped
+// here) and the value that says its data is in place (Stager::deliver_from). One thread loads
+// all four before it uses any, so that they cost one PCIe round trip, not one each.
+struct LenWords {
+  unsigned long long total, from, gate, gate_value;
+};
+__device__ LenWords load_len(const volatile unsigned long long *len) {
+  LenWords w;
+  w.total = len[0];
+  w.from = len[1];
+  w.gate = len[4];
+  w.gate_value = len[5];
+  return w;
+}
+// Returns once an announced send's data is in place (at once for any other message).
+__device__ void wait_gate(const LenWords &w) {
+  if (w.from && w.gate)
+    spin_acquire(reinterpret_cast<const volatile unsigned long long *>(w.gate), w.gate_value);
 }
 
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
@@ -191,9 +204,10 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   // would take milliseconds for a 4 MiB receive).
   __shared__ unsigned long long block_total, block_from;
   if (threadIdx.x == 0) {
-    block_total = len[0];
-    block_from = len[1];
-    wait_gate(len, block_from);
+    const LenWords w = load_len(len);
+    wait_gate(w);
+    block_total = w.total;
+    block_from = w.from;
   }
   __syncthreads();
   const unsigned long long total = block_total;
@@ -277,9 +291,10 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   __syncthreads();
   const bool speculate = max <= kSpeculate && reinterpret_cast<unsigned long long>(src) % 16 == 0;
   if (threadIdx.x == 0) {
-    total = len[0];
-    from = len[1];
-    wait_gate(len, from);
+    const LenWords w = load_len(len);
+    wait_gate(w);
+    total = w.total;
+    from = w.from;
   }
   if (speculate) {
     // Past the message but inside the bounce buffer (at least a page; its words follow the span).
@@ -316,9 +331,10 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
       spin_acquire(word, value);
-      total = len[0];
-      from = len[1];
-      wait_gate(len, from);
+      const LenWords w = load_len(len);
+      wait_gate(w);
+      total = w.total;
+      from = w.from;
       s[1] = total;
       s[2] = from;
       __threadfence();
@@ -346,9 +362,10 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
-      total = len[0];
-      from = len[1];
-      wait_gate(len, from);
+      const LenWords w = load_len(len);
+      wait_gate(w);
+      total = w.total;
+      from = w.from;
       s[1] = total;
       s[2] = from;
       __threadfence();
