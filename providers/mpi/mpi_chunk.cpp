@@ -664,6 +664,10 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
     } else if (r.phase == ChunkRecv::Phase::undecided && r.stream_copy(ipc_)) {
       all = true;  // complete now; the stream copies
     } else if (r.phase == ChunkRecv::Phase::undecided || r.phase == ChunkRecv::Phase::ready) {
+      // Decided once, when its wait is first seen queued, as a message matched then would be:
+      // waiting on for it to become the stream's next would copy a window of receives one per
+      // agent loop (each next only once the one before completed).
+      if (op_stream_waits(*r.op)) r.phase = ChunkRecv::Phase::ready;
       int rc = MPI_SUCCESS;
       all = r.ask->done(&rc);
       if (rc != MPI_SUCCESS) st = mpi_status(rc, "GPU-direct READY", __FILE__, __LINE__);
