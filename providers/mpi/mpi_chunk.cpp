@@ -319,8 +319,12 @@ struct ChunkRecv {
     // stream first waits on a send (MPIX_Wait_enqueue on an Isend before the one on an Irecv,
     // on both ranks) would wait for the peer's stream, which waits for this one. Those are
     // copied by the agent.
+    // An announced send's data is in place once its ready word says so: the stream's copy
+    // waits for the word on the GPU; the agent's, for the sender's READY (asked for by WANT).
     const char *src = nullptr;
+    const uint64_t *gate = nullptr;
     Status mapped = path.map_source(rts, be, device, &src);
+    if (mapped.is_ok() && rts.early) mapped = path.map_ready(rts, be, device, &gate);
     if (!mapped.is_ok()) {
       // The receive fails with the reason; the sender hears it and completes.
       err = mapped.code();
@@ -328,19 +332,6 @@ struct ChunkRecv {
       phase = Phase::plain;
       MPIX_TRY(answer(path));
       return mapped;
-    }
-    // An announced send's data is in place once its ready word says so: the stream's copy
-    // waits for the word on the GPU; the agent's, for the sender's READY (asked for by WANT).
-    const uint64_t *gate = nullptr;
-    if (rts.early) {
-      Status g = path.map_ready(rts, be, device, &gate);
-      if (!g.is_ok()) {
-        err = g.code();
-        written = 0;
-        phase = Phase::plain;
-        MPIX_TRY(answer(path));
-        return g;
-      }
     }
     src_ = src;
     gate_ = gate;
