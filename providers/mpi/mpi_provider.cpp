@@ -47,10 +47,10 @@ bool MpiProvider::may_deliver_device(const Op &op) {
   return mc && ipc_may_receive_direct(op, mc->ipc.get());
 }
 
-Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
+Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
   (void)ex;
   if (!fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
-      fire->word != op.stream->trigger_word() || !ipc_announce_on())
+      fire->word != op.stream->trigger_word())
     return {};
   // Device memory read as it is: reads_device found a GPU-direct send (ipc_send_read).
   const auto *mc = provider_comm<MpiComm>(op);
@@ -70,7 +70,7 @@ Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
 
 void MpiProvider::take(Op &op) {
   // Without announcements no send is counted (fired_or_dropped does the same).
-  if (op.kind != OpKind::send || !ipc_announce_on()) return;
+  if (!announce_ || op.kind != OpKind::send) return;
   auto *e = static_cast<IpcEarly *>(op.prov);
   const auto key = std::make_pair(op.comm, op.peer);
   if (e && held_.empty() && unfired_.find(key) == unfired_.end()) {
@@ -86,7 +86,7 @@ void MpiProvider::take(Op &op) {
 }
 
 void MpiProvider::fired_or_dropped(const Op &op) {
-  if (op.kind != OpKind::send || !ipc_announce_on()) return;
+  if (!announce_ || op.kind != OpKind::send) return;
   const auto *e = static_cast<const IpcEarly *>(op.prov);
   if (e && e->announced) return;
   auto it = unfired_.find(std::make_pair(op.comm, op.peer));

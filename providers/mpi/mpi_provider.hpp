@@ -62,7 +62,10 @@ class MpiProvider final : public Provider {
   bool may_deliver_device(const Op &op) override;
   // A GPU-direct send from a stream is announced (ipc_path.hpp): arm() gives it a ready word,
   // take() sends its header where no earlier send to that peer waits for its stream.
-  Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
+  Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override {
+    // Every op comes here: without announcements nothing else is looked at.
+    return announce_ ? arm_announced(op, ex, fire) : Status{};
+  }
   void take(Op &op) override;
   Status fire(Op &op) override;
   void disarm(Op &op) override;
@@ -118,7 +121,9 @@ class MpiProvider final : public Provider {
   // Sends taken and not yet fired (announced ones aside), per communicator and peer: a send
   // is announced only where none is, so that it overtakes none (MPI's non-overtaking order).
   std::map<std::pair<MPI_Comm, int>, int> unfired_;
+  const bool announce_ = ipc_announce_on();  // MPIX_GPU_DIRECT_ANNOUNCE, read once
   void fired_or_dropped(const Op &op);
+  Status arm_announced(Op &op, ExecStream *ex, FireRecipe *fire);
   long timeout_s_ = -1;  // MPIX_TIMEOUT, read on first use (0: never)
   Clock::time_point last_check_{};
   std::vector<MPI_Request> orphans_;  // sends of failed ops, tested until MPI finishes them
