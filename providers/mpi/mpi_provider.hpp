@@ -62,8 +62,8 @@ class MpiProvider final : public Provider {
   bool may_deliver_device(const Op &op) override;
   // A GPU-direct send from a stream is announced (ipc_path.hpp): arm() gives it a ready word,
   // take() sends its header where no earlier send to that peer waits for its stream.
+  MpiProvider() { arms_ops_ = announce_; }  // without announcements arm() does nothing
   Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override {
-    // Every op comes here: without announcements nothing else is looked at.
     return announce_ ? arm_announced(op, ex, fire) : Status{};
   }
   void take(Op &op) override;

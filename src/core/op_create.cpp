@@ -185,7 +185,7 @@ Status op_submit(Op *op, Provider *prov, ExecStream *ex, FireRecipe *fire) {
   // nothing behind, where one that succeeded has made provider state (Op::prov) that only the
   // agent drops (Provider::disarm).
   Status st = fault_armed() ? fault_hit("arm") : Status{};
-  if (st.is_ok()) st = prov->arm(*op, ex, fire);
+  if (st.is_ok() && prov->arms_ops()) st = prov->arm(*op, ex, fire);
   if (!st.is_ok()) return st;  // (MPIX_TRY would copy it)
   if (op->stream) op->stream->pending_ops.fetch_add(1);
   op->ctx->pending_ops.fetch_add(1);

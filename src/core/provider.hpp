@@ -127,6 +127,9 @@ class Provider {
     (void)op;
     return false;
   }
+  // Whether arm() does anything (set by a provider whose arm() may, at construction): the
+  // enqueue path skips the call where it does not.
+  bool arms_ops() const { return arms_ops_; }
   // Enqueuing thread, under the stream's enqueue mutex, before the stream can reach the op:
   // *@p fire holds the engine's way of firing it on @p ex (its trigger word, to the op's last
   // threshold); the provider may replace it. Native-trigger providers post here. Both null for
@@ -165,6 +168,9 @@ class Provider {
   virtual void shutdown() {}
   // One-line description for mpix_info.
   virtual std::string describe() const = 0;
+
+ protected:
+  bool arms_ops_ = true;
 };
 
 // The p2p provider of this process (the Runtime's, core/runtime.hpp), chosen on first use
