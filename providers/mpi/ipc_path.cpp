@@ -220,7 +220,6 @@ Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
     h.ready_offset = reinterpret_cast<uint64_t>(w.word) - w.slab_base;
     h.ready_slab_bytes = w.slab_bytes;
     MPIX_TRY(ipc_exports().handle(w.slab_base, w.slab_bytes, w.slab_id, be, h.ready_handle));
-    s->fired = false;
   }
   h.token = ipc.next_token[op.peer]++;
   MPIX_MPI_CHECK(MPI_Irecv(&s->fin, sizeof s->fin, MPI_BYTE, op.peer, ipc.fin_tag(h.token),
@@ -270,7 +269,6 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
     if (it == announced_.end())
       return make_status(MPI_ERR_INTERN, "GPU-direct: announced send to %d not found", op.peer);
     // From now on tested every loop (progress): a WANT that came already is answered there.
-    it->second->fired = true;
     op_posted(op);
     sends_.push_back(std::move(it->second));
     announced_.erase(it);
@@ -293,7 +291,6 @@ void IpcPath::drop_announced(Op &op) {
     if (it != announced_.end()) {
       // Kept until the receiver answers (a WANT it sent is answered by progress).
       it->second->op = nullptr;
-      it->second->fired = true;
       sends_.push_back(std::move(it->second));
       announced_.erase(it);
     }
@@ -306,7 +303,6 @@ void IpcPath::drop_announced(Op &op) {
 }
 
 Status IpcPath::send_ready(Send &s) {
-  s.want = false;
   s.ready = IpcFin{kIpcReadyMagic, s.rts.token, 0, 0};
   MPIX_MPI_CHECK(MPI_Isend(&s.ready, sizeof s.ready, MPI_BYTE, s.peer,
                            s.ipc->ready_tag(s.rts.token), s.ipc->priv, &s.reqs[2]));
@@ -353,20 +349,16 @@ bool IpcPath::progress(std::vector<Op *> &done) {
           s.fin_in = true;
           continue;
         }
-        // The receiver copies with its agent: READY once the stream reached the send; the
+        // The receiver copies with its agent: READY now (the stream reached the send); the
         // answer proper comes after its copy.
-        s.want = true;
         rc = MPI_Irecv(&s.fin, sizeof s.fin, MPI_BYTE, s.peer, s.ipc->fin_tag(s.rts.token),
                        s.ipc->priv, &s.reqs[1]);
         if (rc != MPI_SUCCESS) s.err = rc;
-        else if (s.fired) s.err = send_ready(s).code();
+        else s.err = send_ready(s).code();
       }
     }
-    // An announced send ends only once its stream reached it (the agent still holds it armed
-    // until then), whatever happened to its messages.
-    const bool over =
-        s.fired && (s.err != MPI_SUCCESS ||
-                    (s.fin_in && s.reqs[0] == MPI_REQUEST_NULL && s.reqs[2] == MPI_REQUEST_NULL));
+    const bool over = s.err != MPI_SUCCESS ||
+                      (s.fin_in && s.reqs[0] == MPI_REQUEST_NULL && s.reqs[2] == MPI_REQUEST_NULL);
     if (!over) {
       ++i;
       continue;

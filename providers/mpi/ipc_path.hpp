@@ -225,6 +225,8 @@ class IpcPath {
 
  private:
   // reqs: the header's send, the answer's receive (FIN, or WANT and then FIN), READY's send.
+  // sends_ holds those whose stream reached them (or never will: drop_announced wrote the
+  // ready word); announced_ the others, untested until then.
   struct Send {
     Op *op = nullptr;  // null: dropped (drop_announced), kept until its answer came
     IpcShared *ipc = nullptr;
@@ -233,10 +235,6 @@ class IpcPath {
     IpcFin fin{};
     IpcFin ready{};
     MPI_Request reqs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    // The stream reached the send (an announced one: fire_send), or it never will and its
-    // ready word was written from the host (drop_announced).
-    bool fired = true;
-    bool want = false;  // the receiver asked for READY
     bool fin_in = false;
     int err = MPI_SUCCESS;  // an MPI call of this send failed: nothing more is tested
   };

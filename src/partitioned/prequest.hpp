@@ -171,6 +171,9 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Whether @p rs are two or more distinct requests of one stream (else the group calls go
   // one by one); a request named twice is refused.
   static Status one_stream(const std::vector<std::shared_ptr<PRequest>> &rs, bool *yes);
+  // The requests of @p rs and their mutexes (for LockAll, prequest_group.cpp).
+  static std::vector<PRequest *> raw_and_mutexes(const std::vector<std::shared_ptr<PRequest>> &rs,
+                                                 std::vector<std::mutex *> *mus);
   // An enqueued start's stream operations, appended to *@p ops (check_start passed); *@p tell
   // says whether they tell the device the rounds go direct. mu_ held.
   void start_ops(std::vector<StreamMemOp> *ops, bool *tell);

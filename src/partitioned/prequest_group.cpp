@@ -93,6 +93,16 @@ Status PRequest::enqueue_waits(const std::vector<PRequest *> &rs,
   return first;
 }
 
+std::vector<PRequest *> PRequest::raw_and_mutexes(const std::vector<std::shared_ptr<PRequest>> &rs,
+                                                  std::vector<std::mutex *> *mus) {
+  std::vector<PRequest *> raw;
+  for (const auto &r : rs) {
+    mus->push_back(&r->mu_);
+    raw.push_back(r.get());
+  }
+  return raw;
+}
+
 Status PRequest::start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs) {
   bool together = false;
   MPIX_TRY(one_stream(rs, &together));
@@ -101,11 +111,7 @@ Status PRequest::start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
     return {};
   }
   std::vector<std::mutex *> mus;
-  std::vector<PRequest *> raw;
-  for (const auto &r : rs) {
-    mus.push_back(&r->mu_);
-    raw.push_back(r.get());
-  }
+  const std::vector<PRequest *> raw = raw_and_mutexes(rs, &mus);
   LockAll locks(std::move(mus));
   for (const auto &r : rs) MPIX_TRY(r->check_start(true));
   return enqueue_starts(raw);
@@ -121,11 +127,7 @@ Status PRequest::pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
   }
   for (const auto &r : rs) MPIX_TRY(r->pwait_path_known());
   std::vector<std::mutex *> mus;
-  std::vector<PRequest *> raw;
-  for (const auto &r : rs) {
-    mus.push_back(&r->mu_);
-    raw.push_back(r.get());
-  }
+  const std::vector<PRequest *> raw = raw_and_mutexes(rs, &mus);
   LockAll locks(std::move(mus));
   // Every request active before any wait is enqueued (a direct send's copy starts from there).
   for (const auto &r : rs)
