@@ -27,14 +27,14 @@ const char *call_name(OpKind kind, bool nonblocking) {
   return "MPIX_Allreduce_enqueue";
 }
 
-// Runs @p fire (Provider::arm's answer) for a nonblocking op: a trigger write waits for the
-// stream's next batch where the stream defers them.
 // The write of a recipe's ready word (device memory).
 StreamMemOp ready_write(const FireRecipe &fire) {
   return StreamMemOp{StreamMemOp::write, fire.ready, fire.ready_value, true};
 }
 
-// A recipe's ready word goes with its trigger (one batch), or alone where the trigger waits.
+// Runs @p fire (Provider::arm's answer) for a nonblocking op: a trigger write waits for the
+// stream's next batch where the stream defers them. A ready word goes with the trigger (one
+// batch), or alone where the trigger waits.
 Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
   if (fire.word == s.trigger_word() && s.defers_triggers()) {
     if (fire.ready) {

@@ -121,7 +121,8 @@ bool StreamStager::deliver_from(const void *from, uint64_t bytes, const uint64_t
                                 const uint64_t *gate, uint64_t gate_value) {
   if (!direct_ || !from || delivered_) return false;
   store_signal(b_.len_word, bytes);
-  // The gate before the source: the copy in reads the source first, then the gate.
+  // Stored before the receive completes: the copy in reads these words once its completion
+  // word is written.
   store_signal(b_.len_word + 4, reinterpret_cast<uint64_t>(gate));
   store_signal(b_.len_word + 5, gate_value);
   store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(from));
