@@ -62,7 +62,10 @@ class MpiProvider final : public Provider {
   bool may_deliver_device(const Op &op) override;
   // A GPU-direct send from a stream is announced (ipc_path.hpp): arm() gives it a ready word,
   // take() sends its header where no earlier send to that peer waits for its stream.
-  MpiProvider() { arms_ops_ = announce_; }  // without announcements arm() does nothing
+  MpiProvider() {  // without announcements arm() and take() do nothing
+    arms_ops_ = announce_;
+    takes_ops_ = announce_;
+  }
   Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override {
     return announce_ ? arm_announced(op, ex, fire) : Status{};
   }

@@ -171,7 +171,7 @@ bool Agent::take_incoming() {
     a.trigger = trigger_of(*op);
     a.ops.push_back(op);
     ++armed_count_;
-    provider_of(*op).take(*op);
+    if (Provider &p = provider_of(*op); p.takes_ops()) p.take(*op);
     if (op->grequest != MPI_REQUEST_NULL && spare_deficit_ < kMaxSpareDeficit) ++spare_deficit_;
     op = next;
   }

@@ -140,6 +140,9 @@ class Provider {
     (void)fire;
     return {};
   }
+  // Whether take() does anything (set at construction by a provider whose take() may): the
+  // agent skips the call where it does not.
+  bool takes_ops() const { return takes_ops_; }
   // Agent thread, as it takes @p op from the enqueuing thread (ops in submit order), before
   // the stream reaches it: the provider may hand the network part of it now (a GPU-direct
   // send's announcement, providers/mpi/ipc_path.hpp). fire() or disarm() follows as for any op.
@@ -171,6 +174,7 @@ class Provider {
 
  protected:
   bool arms_ops_ = true;
+  bool takes_ops_ = false;
 };
 
 // The p2p provider of this process (the Runtime's, core/runtime.hpp), chosen on first use
