@@ -5,6 +5,7 @@
 
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
+#include "core/fault.hpp"
 #include "core/op.hpp"
 #include "core/stream.hpp"
 #include "providers/mpi/mpi_settings.hpp"
@@ -188,6 +189,9 @@ struct ChunkRecv {
   Backend *be = nullptr;            // where its copy runs
   int device = -1;
   uint64_t ticket = 0;
+  // A GPU-direct header was matched and its sender not answered yet: the sender's send
+  // completes only on an answer, so a receive that fails from here on still sends one.
+  bool owes_answer = false;
 
   // Pieces complete in order as a rule; counts those done from the first, and tells a staged
   // receive's stream (which copies piece i in once it is there) how far it may go.
@@ -291,6 +295,7 @@ struct ChunkRecv {
       return {};
     }
     msg = rts.bytes;
+    owes_answer = true;
     if (msg > cap) {
       // MPI_ERR_TRUNCATE, nothing copied; the sender hears the error and completes.
       err = MPI_ERR_TRUNCATE;
@@ -364,6 +369,7 @@ struct ChunkRecv {
              static_cast<unsigned long long>(rts.token));
     written = msg;
     phase = Phase::plain;
+    owes_answer = false;  // the stream's copy answers
     path.answer_when(ipc, probe.MPI_SOURCE, rts, msg, copied, std::move(keep));
     path.drain(std::move(ask));
     return true;
@@ -371,6 +377,7 @@ struct ChunkRecv {
 
   // The agent copies the GPU-direct message at `from` (its data in place).
   Status agent_copy(IpcPath &path) {
+    MPIX_TRY(fault_direct_recv_point());
     // The agent copies: into device memory directly where the receive is staged and dense
     // (the staging's copy in then does nothing), else into what the provider receives into
     // (host memory or the bounce buffer, which the staging copies in as usual), else into a
@@ -406,7 +413,11 @@ struct ChunkRecv {
     return answer(path);
   }
 
-  Status answer(IpcPath &path) { return path.answer(*ipc, probe.MPI_SOURCE, rts, err, written); }
+  // Tells the sender the outcome (once: a failed MPI_Isend of the answer is not retried).
+  Status answer(IpcPath &path) {
+    owes_answer = false;
+    return path.answer(*ipc, probe.MPI_SOURCE, rts, err, written);
+  }
 
   std::shared_ptr<IpcShared> ipc;
 
@@ -696,6 +707,15 @@ bool ChunkEngine::progress(std::vector<Op *> &done) {
       if (!st.is_ok()) {
         MPIX_LOG(error, "mpi", "receive from %d: %s", r.probe.MPI_SOURCE, st.what().c_str());
         r.err = st.code();
+        if (r.owes_answer) {
+          // Failed after matching a GPU-direct header (asking for READY, starting or
+          // finishing the copy): the sender completes on this answer, not on the receive.
+          r.written = 0;
+          Status ans = r.answer(ipc_);
+          if (!ans.is_ok())
+            MPIX_LOG(error, "mpi", "GPU-direct receive from %d: answering its sender: %s",
+                     r.probe.MPI_SOURCE, ans.what().c_str());
+        }
       }
       r.finish();
       done.push_back(r.op);

@@ -8,6 +8,7 @@ namespace mpix {
 std::atomic<int> g_fault_countdown{0};
 std::atomic<int> g_fault_fire_countdown{0};
 std::atomic<int> g_complete_delay_us{0};
+std::atomic<int> g_fault_direct_recv_countdown{0};
 
 void fault_delay_complete(int us) { g_complete_delay_us.store(us < 0 ? 0 : us); }
 
@@ -40,6 +41,23 @@ void fault_arm_fire(int n) { g_fault_fire_countdown.store(n < 0 ? 0 : n); }
 Status fault_fire_hit() {
   if (!count_down(g_fault_fire_countdown)) return {};
   return make_status(MPI_ERR_OTHER, "injected fault at fire (test hook)");
+}
+
+namespace {
+std::atomic<bool> g_direct_recv_fired{false};
+}
+
+void fault_arm_direct_recv(int n) {
+  g_direct_recv_fired.store(false);
+  g_fault_direct_recv_countdown.store(n < 0 ? 0 : n);
+}
+
+bool fault_direct_recv_fired() { return g_direct_recv_fired.load(); }
+
+Status fault_direct_recv_hit() {
+  if (!count_down(g_fault_direct_recv_countdown)) return {};
+  g_direct_recv_fired.store(true);
+  return make_status(MPI_ERR_OTHER, "injected fault at a GPU-direct receive's copy (test hook)");
 }
 
 Status fault_hit(const char *where) {

@@ -37,6 +37,19 @@ inline Status fault_fire_point() {
   return fault_fire_hit();
 }
 
+// The receiving agent's own point, counted apart: the @p n-th GPU-direct receive from now on
+// whose header matched fails as its agent copy starts (providers/mpi), as if the copy had
+// been refused (0 disarms). fault_direct_recv_fired: whether it failed one since armed.
+void fault_arm_direct_recv(int n);
+bool fault_direct_recv_fired();
+extern std::atomic<int> g_fault_direct_recv_countdown;
+Status fault_direct_recv_hit();
+inline Status fault_direct_recv_point() {
+  if (__builtin_expect(g_fault_direct_recv_countdown.load(std::memory_order_relaxed) == 0, 1))
+    return {};
+  return fault_direct_recv_hit();
+}
+
 // The agent's pause right after it wrote an op's completion word (op_complete), so that a test
 // can widen the window between the word and the rest of the completion: @p us microseconds
 // for each op completed from now on (0: none).
