@@ -85,7 +85,9 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
     any |= both;
     if (r == rank) continue;
     if (both)
-      MPIX_LOG(info, "mpi", "peer %d: GPU-direct (CUDA IPC, %s GPU)", r,
+      MPIX_LOG(info, "mpi", "peer %d: GPU-direct (%s, %s GPU)", r,
+               backend->kind() == StreamKind::host ? "MPIX_HOST_IPC: shared memory in its place"
+                                                   : "CUDA IPC",
                std::memcmp(me.uuid, all[static_cast<std::size_t>(r)].uuid, 16) ? "peer" : "same");
     else
       MPIX_LOG(info, "mpi", "peer %d: staged path (%s)", r,

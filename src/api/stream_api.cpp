@@ -144,8 +144,10 @@ Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
     st = make_status(MPI_ERR_OTHER, "another rank passed a bad argument; no communicator made");
   // Collective on every rank, whether or not this rank passed a stream.
   CommStreamInfo si;
+  // Host streams have no device, unless their backend stands in for one (MPIX_HOST_IPC, tests).
   if (st.is_ok() && ctx->stream && ctx->stream->kind() != StreamKind::general &&
-      ctx->stream->kind() != StreamKind::host) {
+      (ctx->stream->kind() != StreamKind::host ||
+       ctx->stream->backend()->emulates_device_memory())) {
     ExecStream *ex = nullptr;
     if (ctx->stream->exec(&ex).is_ok()) {
       si.backend = ctx->stream->backend();

@@ -182,6 +182,9 @@ class Backend {
   // host stream the backend creates and owns).
   virtual Status open_stream(void *native, TriggerMode mode, std::unique_ptr<ExecStream> *out) = 0;
   virtual MemKind classify(const void *p) const = 0;
+  // Whether a backend of host streams has device memory all the same: the host backend's
+  // stand-in for tests (MPIX_HOST_IPC, gpu/host/host_ipc.hpp), which host streams then stage.
+  virtual bool emulates_device_memory() const { return false; }
   // Page-locked host memory for staging device buffers.
   virtual Status alloc_pinned(std::size_t bytes, void **p) = 0;
   virtual void free_pinned(void *p) = 0;

@@ -49,7 +49,9 @@ bool stage_host() {
 
 }  // namespace
 
-bool staging_possible(const Backend &be) { return be.kind() != StreamKind::host || stage_host(); }
+bool staging_possible(const Backend &be) {
+  return be.kind() != StreamKind::host || stage_host() || be.emulates_device_memory();
+}
 
 Status staging_setup(Op &op, const StagingPlan &plan) {
   if (op.count == 0) return {};

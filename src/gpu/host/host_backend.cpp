@@ -3,13 +3,17 @@
 #include "gpu/host/host_backend.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
+#include "base/signal_pool.hpp"
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/backend_entry.hpp"
+#include "gpu/host/host_ipc.hpp"
 #include "mpix/mpix_host_stream.h"
 
 namespace mpix {
@@ -97,6 +101,9 @@ class HostExecStream final : public ExecStream {
           std::unique_ptr<Copy> c(static_cast<Copy *>(p));
           const uint64_t len = load_signal(c->len);  // read now, in stream order
           const uint64_t from = load_signal(c->len + 1);
+          // An announced send's data is in place once its ready word reaches the value
+          // (len_word[4..5]; StagedBuffers): the worker waits for it, as the GPU's kernel does.
+          if (from) wait_gate(c->len);
           const uint64_t n = len > c->skip ? len - c->skip : 0;
           if (n)
             std::memcpy(c->dst, from ? reinterpret_cast<const void *>(from) : c->src,
@@ -110,6 +117,8 @@ class HostExecStream final : public ExecStream {
   Status synchronize() override { return check(mpix_host_stream_synchronize(s_), "synchronize"); }
   TriggerMode trigger_mode() const override { return TriggerMode::memop; }
   void *native() const override { return s_; }
+  // With MPIX_HOST_IPC, the stand-in device memory is device 0's (host_ipc.hpp).
+  int device() const override { return host_ipc_on() ? 0 : -1; }
   Status check_live() const override {
     if (live()) return {};
     return make_status(MPI_ERR_ARG,
@@ -119,6 +128,17 @@ class HostExecStream final : public ExecStream {
   }
 
  private:
+  // Waits until the gate word named at @p len_word[4] reaches the value at [5] (no gate: none).
+  static void wait_gate(const uint64_t *len_word) {
+    const auto *gate = reinterpret_cast<const uint64_t *>(load_signal(len_word + 4));
+    if (!gate) return;
+    const uint64_t value = load_signal(len_word + 5);
+    // Written by another process (its stream's worker): no notifier tells; poll, then nap.
+    for (unsigned spins = 0; !reached(load_signal(gate), value); ++spins) {
+      if (spins < 64) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
   static Status check(int rc, const char *what) {
     if (rc == 0) return {};
     return make_status(rc, "mpix_host_stream_%s failed (the host stream was destroyed?)", what);
@@ -162,12 +182,54 @@ class HostBackend final : public Backend {
     out->reset(new HostExecStream(s, owned));
     return {};
   }
-  MemKind classify(const void *) const override { return MemKind::host; }
+  MemKind classify(const void *p) const override {
+    uint64_t base = 0, size = 0, id = 0;
+    return host_ipc_on() && host_ipc_range(p, &base, &size, &id) ? MemKind::device : MemKind::host;
+  }
+  bool emulates_device_memory() const override { return host_ipc_on(); }
   Status alloc_pinned(std::size_t bytes, void **p) override {
     *p = std::malloc(bytes ? bytes : 1);
     return *p ? Status{} : make_status(MPI_ERR_NO_MEM, "out of host memory (%zu bytes)", bytes);
   }
   void free_pinned(void *p) override { std::free(p); }
+  // MPIX_HOST_IPC (tests): host_ipc.hpp's shared memory in place of device memory and CUDA IPC.
+  Status alloc_device(int, std::size_t bytes, void **p) override {
+    if (!host_ipc_on()) return Backend::alloc_device(0, bytes, p);
+    *p = host_ipc_alloc(bytes);
+    return *p ? Status{}
+              : make_status(MPI_ERR_NO_MEM, "host IPC: no shared memory (%zu bytes)", bytes);
+  }
+  Status ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) override {
+    if (host_ipc_on() && host_ipc_range(p, base, size, buffer_id)) return {};
+    return make_status(MPI_ERR_ARG, "host IPC: %p is not shared device memory", p);
+  }
+  Status ipc_mapped_range(const void *p, uint64_t *start, uint64_t *size) override {
+    uint64_t id = 0;
+    if (host_ipc_on() &&
+        (host_ipc_mapped_range(p, start, size) || host_ipc_range(p, start, size, &id)))
+      return {};
+    return make_status(MPI_ERR_ARG, "host IPC: %p is not mapped shared memory", p);
+  }
+  Status ipc_handle(uint64_t base, unsigned char (&handle)[64]) override {
+    if (!host_ipc_on()) return Backend::ipc_handle(base, handle);
+    return host_ipc_handle(base, handle);
+  }
+  Status ipc_open(int, const unsigned char (&handle)[64], void **base, bool *in_use) override {
+    *in_use = false;
+    if (!host_ipc_on()) return Backend::ipc_open(0, handle, base, in_use);
+    return host_ipc_open(handle, base);
+  }
+  void ipc_close(int, void *base) override { host_ipc_close(base); }
+  Status ipc_device_uuid(int device, unsigned char (&uuid)[16]) override {
+    if (!host_ipc_on()) return Backend::ipc_device_uuid(device, uuid);
+    // One stand-in device per node: every rank of the node maps every other's memory.
+    std::memset(uuid, 0, sizeof uuid);
+    std::memcpy(uuid, "mpix-host-ipc", 13);
+    return {};
+  }
+  bool ipc_can_reach(int, const unsigned char (&uuid)[16]) override {
+    return host_ipc_on() && std::memcmp(uuid, "mpix-host-ipc", 13) == 0;
+  }
   std::string describe() const override {
     return "host: in-order host streams on worker threads (always available)";
   }

@@ -1,0 +1,437 @@
+// The same-node GPU-direct protocol (providers/mpi/ipc_path.hpp) without a GPU: host streams,
+// with MPIX_HOST_IPC=on, treat memory of gpu/host/host_ipc.hpp's allocator as device memory that
+// the ranks map from each other (shared memory in CUDA IPC's place). So headers, matching,
+// the receiving stream's and the agent's copies, answers, announced sends (the CTest entry
+// with MPIX_GPU_DIRECT_ANNOUNCE=auto) and failures run in CI: data, counts, sources, tags,
+// truncation, zero bytes, offsets, re-made buffers, ANY_SOURCE over a GPU-direct and a plain
+// sender, non-overtaking order, 1000 rounds without host synchronisation, and a receive that
+// fails after matching its header (core/fault.hpp's hook). Links mpix_internal (the allocator
+// and the hook are internal).
+#include "gpu/host/host_ipc.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "catch.hpp"
+#include "core/fault.hpp"
+#include "mpix/mpix.h"
+#include "test_util.hpp"
+
+using namespace mpix_test;
+
+namespace {
+
+// One allocation of stand-in device memory for the whole program, handed out as a stack
+// (DevInts): buffers come from an allocation made once, as codes allocate theirs, so sends
+// from them go as they are (one from memory where an allocation sent from before was freed is
+// copied into a buffer of mpix's first, and never announced: the re-made buffers' test).
+class Arena {
+ public:
+  static Arena &get() {
+    static Arena a;
+    return a;
+  }
+  int *take(std::size_t n) {
+    const std::size_t at = top_;
+    top_ += (n + 15) / 16 * 16;
+    REQUIRE(top_ <= kInts);
+    return base_ + at;
+  }
+  void give_back(const int *p) { top_ = static_cast<std::size_t>(p - base_); }
+
+ private:
+  static constexpr std::size_t kInts = std::size_t{8} << 20;  // 32 MiB
+  Arena() : base_(static_cast<int *>(mpix::host_ipc_alloc(kInts * sizeof(int)))) {
+    REQUIRE(base_ != nullptr);
+  }
+  int *base_;
+  std::size_t top_ = 0;
+};
+
+// Stand-in device memory of @p n ints, from the arena (scoped: given back in reverse order).
+class DevInts {
+ public:
+  explicit DevInts(std::size_t n) : n_(n), p_(Arena::get().take(n)) {}
+  ~DevInts() { Arena::get().give_back(p_); }
+  DevInts(const DevInts &) = delete;
+  DevInts &operator=(const DevInts &) = delete;
+  int *get() const { return p_; }
+  std::size_t bytes() const { return n_ * sizeof(int); }
+  void fill(int base) {
+    for (std::size_t i = 0; i < n_; ++i) p_[i] = base + static_cast<int>(i);
+  }
+
+ private:
+  std::size_t n_;
+  int *p_;
+};
+
+// How many of the @p n ints at @p p differ from base + i.
+std::size_t differ(const int *p, std::size_t n, int base) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) bad += p[i] != base + static_cast<int>(i);
+  return bad;
+}
+
+// Ranks 0 and 1 of MPI_COMM_WORLD, in a communicator of their own (collective over
+// MPI_COMM_WORLD: the other ranks get none and skip the test).
+class Pair {
+ public:
+  Pair() {
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() < 2 ? 0 : MPI_UNDEFINED, world_rank(), &comm);
+    if (comm != MPI_COMM_NULL) {
+      int n = 0;
+      MPI_Comm_size(comm, &n);
+      if (n < 2) MPI_Comm_free(&comm);
+    }
+  }
+  ~Pair() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+  Pair(const Pair &) = delete;
+  Pair &operator=(const Pair &) = delete;
+  explicit operator bool() const { return comm != MPI_COMM_NULL; }
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+int count_of(const MPI_Status &st) {
+  int c = -1;
+  MPI_Get_count(&st, MPI_INT, &c);
+  return c;
+}
+
+// Sizes around the eager limit (MPIX_GPU_DIRECT_EAGER_MAX, 4096 bytes: at most that stays
+// staged) up to 1 MiB, in ints.
+const std::size_t kSizes[] = {2, 1024, 1025, 16384, 262144};
+
+}  // namespace
+
+TEST_CASE("host IPC: messages arrive whole, copied by the stream, the agent or a host wait") {
+  Pair pair;
+  if (!pair) return;
+  REQUIRE(mpix::host_ipc_on());
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const char *forms[] = {"the receiving stream copies", "the agent copies (host buffer)",
+                         "the agent copies (host MPI_Wait)"};
+  for (std::size_t n : kSizes) {
+    for (int form = 0; form < 3; ++form) {
+      INFO(n << " ints; " << forms[form]);
+      const int base = static_cast<int>(n) * 10 + form;
+      DevInts dev(n);
+      MPI_Request r = MPI_REQUEST_NULL;
+      MPI_Status st;
+      if (world_rank() == 0) {
+        dev.fill(base);
+        REQUIRE(MPIX_Isend_enqueue(dev.get(), static_cast<int>(n), MPI_INT, peer, 5, sc.comm, &r) ==
+                MPI_SUCCESS);
+        REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+        sc.sync();
+        CHECK(st.MPI_ERROR == MPI_SUCCESS);
+      } else if (form == 1) {
+        std::vector<int> host(n, -1);
+        REQUIRE(MPIX_Irecv_enqueue(host.data(), static_cast<int>(n), MPI_INT, peer, 5, sc.comm,
+                                   &r) == MPI_SUCCESS);
+        REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+        sc.sync();
+        CHECK(differ(host.data(), n, base) == 0);
+      } else {
+        std::memset(dev.get(), 0xff, dev.bytes());
+        REQUIRE(MPIX_Irecv_enqueue(dev.get(), static_cast<int>(n), MPI_INT, peer, 5, sc.comm, &r) ==
+                MPI_SUCCESS);
+        if (form == 0) {
+          REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+          sc.sync();
+        } else {
+          REQUIRE(MPI_Wait(&r, &st) == MPI_SUCCESS);
+        }
+        CHECK(differ(dev.get(), n, base) == 0);
+      }
+      if (world_rank() == 1) {
+        CHECK(count_of(st) == static_cast<int>(n));
+        CHECK(st.MPI_SOURCE == peer);
+        CHECK(st.MPI_TAG == 5);
+      }
+      MPI_Barrier(pair.comm);
+    }
+  }
+}
+
+TEST_CASE("host IPC: offsets into allocations, truncation, zero bytes, a longer receive") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  MPI_Comm_set_errhandler(sc.comm, MPI_ERRORS_RETURN);
+  const int peer = 1 - world_rank();
+  const std::size_t n = 40000;
+  DevInts dev(n);
+  if (world_rank() == 0) {
+    dev.fill(0);
+    // 5000 ints from offset 123; 20000 (truncated at the receiver); none; 3000.
+    CHECK(MPIX_Send_enqueue(dev.get() + 123, 5000, MPI_INT, peer, 1, sc.comm) == MPI_SUCCESS);
+    CHECK(MPIX_Send_enqueue(dev.get(), 20000, MPI_INT, peer, 2, sc.comm) == MPI_SUCCESS);
+    CHECK(MPIX_Send_enqueue(dev.get(), 0, MPI_INT, peer, 3, sc.comm) == MPI_SUCCESS);
+    CHECK(MPIX_Send_enqueue(dev.get() + 7, 3000, MPI_INT, peer, 4, sc.comm) == MPI_SUCCESS);
+    sc.sync();
+  } else {
+    std::memset(dev.get(), 0, dev.bytes());
+    MPI_Request r[4];
+    MPI_Status st[4];
+    REQUIRE(MPIX_Irecv_enqueue(dev.get() + 1001, 5000, MPI_INT, peer, 1, sc.comm, &r[0]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(dev.get() + 10000, 10000, MPI_INT, peer, 2, sc.comm, &r[1]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(dev.get() + 30000, 10, MPI_INT, peer, 3, sc.comm, &r[2]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(dev.get() + 31000, 9000, MPI_INT, peer, 4, sc.comm, &r[3]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Waitall_enqueue(4, r, st) == MPI_SUCCESS);
+    sc.sync();
+    CHECK(st[0].MPI_ERROR == MPI_SUCCESS);
+    CHECK(count_of(st[0]) == 5000);
+    CHECK(differ(dev.get() + 1001, 5000, 123) == 0);
+    CHECK(dev.get()[1000] == 0);
+    CHECK(dev.get()[6001] == 0);
+    // Truncated: the error, and nothing of the message written.
+    CHECK(error_class(st[1].MPI_ERROR) == MPI_ERR_TRUNCATE);
+    CHECK(dev.get()[10000] == 0);
+    CHECK(count_of(st[2]) == 0);
+    CHECK(count_of(st[3]) == 3000);
+    CHECK(differ(dev.get() + 31000, 3000, 7) == 0);
+    CHECK(dev.get()[34000] == 0);  // past the message: as it was
+  }
+  MPI_Barrier(pair.comm);
+}
+
+// Allocations of their own, freed after each round: the next one is likely at the same address.
+TEST_CASE("host IPC: a buffer freed and re-made between sends is not sent stale") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const std::size_t n = 50000;
+  for (int round = 0; round < 6; ++round) {
+    INFO("round " << round);
+    int *p = static_cast<int *>(mpix::host_ipc_alloc(n * sizeof(int)));
+    REQUIRE(p != nullptr);
+    MPI_Status st;
+    if (world_rank() == 0) {
+      for (std::size_t i = 0; i < n; ++i) p[i] = round * 1000 + static_cast<int>(i);
+      REQUIRE(MPIX_Send_enqueue(p, static_cast<int>(n), MPI_INT, peer, round, sc.comm) ==
+              MPI_SUCCESS);
+      sc.sync();
+    } else {
+      REQUIRE(MPIX_Recv_enqueue(p, static_cast<int>(n), MPI_INT, peer, round, sc.comm, &st) ==
+              MPI_SUCCESS);
+      sc.sync();
+      CHECK(differ(p, n, round * 1000) == 0);
+    }
+    mpix::host_ipc_free(p);
+    MPI_Barrier(pair.comm);
+  }
+}
+
+TEST_CASE("host IPC: order holds between a small and a GPU-direct send with one tag") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const std::size_t small = 4, large = 100000;
+  DevInts a(small), b(large);
+  MPI_Request r[2];
+  MPI_Status st[2];
+  for (int round = 0; round < 20; ++round) {
+    INFO("round " << round);
+    if (world_rank() == 0) {
+      a.fill(round);
+      b.fill(round + 500);
+      REQUIRE(MPIX_Isend_enqueue(a.get(), static_cast<int>(small), MPI_INT, peer, 9, sc.comm,
+                                 &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(b.get(), static_cast<int>(large), MPI_INT, peer, 9, sc.comm,
+                                 &r[1]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+      sc.sync();
+    } else {
+      DevInts x(large), y(large);
+      REQUIRE(MPIX_Irecv_enqueue(x.get(), static_cast<int>(large), MPI_INT, peer, 9, sc.comm,
+                                 &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Irecv_enqueue(y.get(), static_cast<int>(large), MPI_INT, peer, 9, sc.comm,
+                                 &r[1]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+      sc.sync();
+      CHECK(count_of(st[0]) == static_cast<int>(small));
+      CHECK(count_of(st[1]) == static_cast<int>(large));
+      CHECK(differ(x.get(), small, round) == 0);
+      CHECK(differ(y.get(), large, round + 500) == 0);
+    }
+    MPI_Barrier(pair.comm);
+  }
+}
+
+// Rank 1 sends from stand-in device memory (GPU-direct), rank 2 from host memory (MPI's own
+// path); rank 0 takes both with MPI_ANY_SOURCE into stand-in device memory.
+TEST_CASE("host IPC: ANY_SOURCE over a GPU-direct and a plain sender") {
+  if (world_size() < 3) return;
+  MPI_Comm three = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank() < 3 ? 0 : MPI_UNDEFINED, world_rank(), &three);
+  if (three == MPI_COMM_NULL) return;
+  {
+    HostStreamComm sc(three);
+    const std::size_t n = 30000;
+    for (int round = 0; round < 4; ++round) {
+      INFO("round " << round);
+      if (world_rank() == 0) {
+        DevInts x(n), y(n);
+        MPI_Request r[2];
+        MPI_Status st[2];
+        REQUIRE(MPIX_Irecv_enqueue(x.get(), static_cast<int>(n), MPI_INT, MPI_ANY_SOURCE,
+                                   MPI_ANY_TAG, sc.comm, &r[0]) == MPI_SUCCESS);
+        REQUIRE(MPIX_Irecv_enqueue(y.get(), static_cast<int>(n), MPI_INT, MPI_ANY_SOURCE,
+                                   MPI_ANY_TAG, sc.comm, &r[1]) == MPI_SUCCESS);
+        REQUIRE(MPIX_Waitall_enqueue(2, r, st) == MPI_SUCCESS);
+        sc.sync();
+        CHECK(st[0].MPI_SOURCE + st[1].MPI_SOURCE == 3);  // one from each
+        const DevInts *got[2] = {&x, &y};
+        for (int k = 0; k < 2; ++k) {
+          CHECK(st[k].MPI_TAG == st[k].MPI_SOURCE * 10 + round);
+          CHECK(count_of(st[k]) == static_cast<int>(n));
+          CHECK(differ(got[k]->get(), n, st[k].MPI_SOURCE * 100000 + round) == 0);
+        }
+      } else if (world_rank() == 1) {
+        DevInts dev(n);
+        dev.fill(100000 + round);
+        REQUIRE(MPIX_Send_enqueue(dev.get(), static_cast<int>(n), MPI_INT, 0, 10 + round,
+                                  sc.comm) == MPI_SUCCESS);
+        sc.sync();
+      } else {
+        std::vector<int> host(n);
+        for (std::size_t i = 0; i < n; ++i) host[i] = 200000 + round + static_cast<int>(i);
+        REQUIRE(MPIX_Send_enqueue(host.data(), static_cast<int>(n), MPI_INT, 0, 20 + round,
+                                  sc.comm) == MPI_SUCCESS);
+        sc.sync();
+      }
+      MPI_Barrier(three);
+    }
+  }
+  MPI_Comm_free(&three);
+}
+
+TEST_CASE("host IPC: 1000 rounds without host synchronisation, checked at the end") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const int rounds = 1000, slots = 8;
+  const std::size_t n = 2048;  // 8 KiB: GPU-direct
+  DevInts ring(n * slots);
+  std::vector<MPI_Status> sts(static_cast<std::size_t>(rounds));
+  for (int k = 0; k < rounds; ++k) {
+    int *slot = ring.get() + static_cast<std::size_t>(k % slots) * n;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (world_rank() == 0) {
+      // The stream writes the slot when it gets there (after the last send from it completed).
+      struct Fill {
+        int *p;
+        std::size_t n;
+        int base;
+      };
+      auto *f = new Fill{slot, n, k * 7};
+      REQUIRE(mpix_host_stream_launch(
+                  sc.hs,
+                  [](void *v) {
+                    auto *f = static_cast<Fill *>(v);
+                    for (std::size_t i = 0; i < f->n; ++i) f->p[i] = f->base + static_cast<int>(i);
+                    delete f;
+                  },
+                  f) == 0);
+      REQUIRE(MPIX_Isend_enqueue(slot, static_cast<int>(n), MPI_INT, peer, k % 100, sc.comm, &r) ==
+              MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Irecv_enqueue(slot, static_cast<int>(n), MPI_INT, peer, k % 100, sc.comm, &r) ==
+              MPI_SUCCESS);
+    }
+    REQUIRE(MPIX_Wait_enqueue(&r, &sts[static_cast<std::size_t>(k)]) == MPI_SUCCESS);
+    if (world_rank() == 1 && k % slots == slots - 1) {
+      // Check the ring's last rounds in stream order, before the next receives overwrite it.
+      struct Check {
+        int *ring;
+        std::size_t n;
+        int slots, last;
+        std::size_t *bad;
+      };
+      static std::size_t bad = 0;
+      auto *c = new Check{ring.get(), n, slots, k, &bad};
+      REQUIRE(mpix_host_stream_launch(
+                  sc.hs,
+                  [](void *v) {
+                    auto *c = static_cast<Check *>(v);
+                    for (int s = 0; s < c->slots; ++s) {
+                      const int round = c->last - (c->slots - 1) + s;
+                      *c->bad +=
+                          differ(c->ring + static_cast<std::size_t>(s) * c->n, c->n, round * 7);
+                    }
+                    delete c;
+                  },
+                  c) == 0);
+      if (k == rounds - 1) {
+        sc.sync();
+        CHECK(bad == 0);
+      }
+    }
+  }
+  sc.sync();
+  if (world_rank() == 1)
+    for (int k = 0; k < rounds; ++k) {
+      CHECK(sts[static_cast<std::size_t>(k)].MPI_TAG == k % 100);
+      CHECK(count_of(sts[static_cast<std::size_t>(k)]) == static_cast<int>(n));
+    }
+  MPI_Barrier(pair.comm);
+}
+
+// The failure is injected as the receiving agent starts its copy (a receive into host memory,
+// which the agent copies): the receive reports it, its sender still hears and completes, and
+// the next message on the path arrives whole.
+TEST_CASE("host IPC: a receive that fails after matching its header still releases the send") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  MPI_Comm_set_errhandler(sc.comm, MPI_ERRORS_RETURN);
+  const int peer = 1 - world_rank();
+  const std::size_t n = 20000;
+  DevInts dev(n);
+  std::vector<int> host(n);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round << (round == 0 ? " (the receive fails)" : " (the path again)"));
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Status st;
+    if (world_rank() == 0) {
+      dev.fill(round * 3);
+      REQUIRE(MPIX_Isend_enqueue(dev.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &r) ==
+              MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+      sc.sync();  // never returned before the receiver answered its failures
+      CHECK(st.MPI_ERROR == MPI_SUCCESS);
+    } else {
+      if (round == 0) mpix::fault_arm_direct_recv(1);
+      std::fill(host.begin(), host.end(), -1);
+      REQUIRE(MPIX_Irecv_enqueue(host.data(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &r) ==
+              MPI_SUCCESS);
+      REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+      sc.sync();
+      if (round == 0) {
+        CHECK(mpix::fault_direct_recv_fired());  // the message came GPU-direct
+        mpix::fault_arm_direct_recv(0);
+        CHECK(error_class(st.MPI_ERROR) == MPI_ERR_OTHER);
+      } else {
+        CHECK(st.MPI_ERROR == MPI_SUCCESS);
+        CHECK(count_of(st) == static_cast<int>(n));
+        CHECK(differ(host.data(), n, 3) == 0);
+      }
+    }
+    MPI_Barrier(pair.comm);
+  }
+}
