@@ -77,7 +77,7 @@ struct DirectSide {
   bool setting_on = false;     // MPIX_PARTITIONED_DIRECT=auto
   bool has_peer = false;       // not MPI_PROC_NULL
   bool pair_direct = false;    // the data communicator's GPU-direct pair
-  bool cuda = false;           // the buffer's backend is CUDA
+  bool cuda = false;           // the buffer's backend is CUDA (or MPIX_HOST_IPC's stand-in)
   bool device_memory = false;  // cudaMalloc memory (not managed, not host)
   int64_t bytes = 0;           // of the whole buffer
 };

@@ -123,7 +123,9 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     MPIX_TRY(r->ctx_->stream->exec(&ex));
     r->device_ = ex->device();
     const StreamKind k = r->ctx_->stream->kind();
-    if (k != StreamKind::general && k != StreamKind::host) {
+    // Host streams have no device, unless their backend stands in for one (MPIX_HOST_IPC).
+    if (k != StreamKind::general &&
+        (k != StreamKind::host || r->ctx_->stream->backend()->emulates_device_memory())) {
       si.backend = r->ctx_->stream->backend();
       si.device = ex->device();
     }
@@ -137,7 +139,7 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
     ds.has_peer = peer != MPI_PROC_NULL;
     ds.pair_direct = ds.has_peer && r->pc_->data_ctx && r->pc_->data_ctx->prov &&
                      r->pc_->data_ctx->prov->gpu_direct_peer(peer);
-    ds.cuda = r->be_->kind() == StreamKind::cuda;
+    ds.cuda = r->be_->kind() == StreamKind::cuda || r->be_->emulates_device_memory();
     ds.device_memory = ds.cuda && r->be_->classify(buf) == MemKind::device;
     ds.bytes = static_cast<int64_t>(partitions) * count * r->type_size_;
     // (A GPU-direct pair implies a stream communicator of a device: device_ is set.)

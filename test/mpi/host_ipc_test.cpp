@@ -4,13 +4,15 @@
 // the receiving stream's and the agent's copies, answers, announced sends (the CTest entry
 // with MPIX_GPU_DIRECT_ANNOUNCE=auto) and failures run in CI: data, counts, sources, tags,
 // truncation, zero bytes, offsets, re-made buffers, ANY_SOURCE over a GPU-direct and a plain
-// sender, non-overtaking order, 1000 rounds without host synchronisation, and a receive that
-// fails after matching its header (core/fault.hpp's hook). Links mpix_internal (the allocator
-// and the hook are internal).
+// sender, non-overtaking order, 1000 rounds without host synchronisation, a receive that
+// fails after matching its header (core/fault.hpp's hook), and partitioned requests' direct
+// rounds (partitioned/direct_link.hpp) in stream order and from the host. Links mpix_internal
+// (the allocator and the hook are internal).
 #include "gpu/host/host_ipc.hpp"
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,8 @@
 #include "catch.hpp"
 #include "core/fault.hpp"
 #include "mpix/mpix.h"
+#include "mpix/mpix_device.h"
+#include "mpix/mpix_host_stream.h"
 #include "test_util.hpp"
 
 using namespace mpix_test;
@@ -434,4 +438,114 @@ TEST_CASE("host IPC: a receive that fails after matching its header still releas
     }
     MPI_Barrier(pair.comm);
   }
+}
+
+namespace {
+
+constexpr int kParts = 8, kPer = 512;  // 8 partitions of 2 KiB
+
+int pvalue(int round, int i) { return round * 100000 + i; }
+
+// The sender's "kernel" for a round, a host function on its stream after MPIX_Start_enqueue,
+// through mpix/mpix_device.h built for the host: writes each partition, out of order, and
+// marks it ready.
+struct Produce {
+  int *buf;
+  MPIX_Prequest preq;
+  int round;
+  std::atomic<int> *errors;
+};
+void produce(void *a) {
+  auto *p = static_cast<Produce *>(a);
+  for (int k = 0; k < kParts; ++k) {
+    const int part = (k * 3 + p->round) % kParts;
+    for (int i = part * kPer; i < (part + 1) * kPer; ++i) p->buf[i] = pvalue(p->round, i);
+    if (MPIX_Pready(part, p->preq) != MPI_SUCCESS) p->errors->fetch_add(1);
+  }
+}
+
+// The receiver's, a host function after MPIX_Pwait_enqueue: checks the round's data.
+struct Consume {
+  const int *buf;
+  int round;
+  std::atomic<int> *good, *bad;
+};
+void consume(void *a) {
+  auto *c = static_cast<Consume *>(a);
+  bool ok = true;
+  for (int i = 0; i < kParts * kPer; ++i) ok &= c->buf[i] == pvalue(c->round, i);
+  (ok ? c->good : c->bad)->fetch_add(1);
+}
+
+}  // namespace
+
+// Partitioned requests on stand-in device buffers of a GPU-direct pair take direct rounds
+// (docs/partitioned.md): 100 rounds started and completed in stream order, partitions marked
+// by the device API from the sender's stream, no host step of mpix's; then 10 rounds driven by the
+// host (MPIX_Start, MPIX_Pready_range, MPIX_Wait), each pushed once.
+TEST_CASE("host IPC: partitioned rounds go direct, in stream order and from the host") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const bool sender = world_rank() == 0;
+  DevInts buf(kParts * kPer);
+  std::memset(buf.get(), 0xff, buf.bytes());
+  MPIX_Request req;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.get(), kParts, kPer, MPI_INT, peer, 4, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.get(), kParts, kPer, MPI_INT, peer, 4, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  MPIX_Prequest preq = nullptr;
+  if (sender) REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  const int rounds = 100, host_rounds = 10;
+  std::atomic<int> errors{0}, good{0}, bad{0};
+  std::vector<Produce> pargs(rounds);
+  std::vector<Consume> cargs(rounds);
+  for (int r = 0; r < rounds; ++r) {
+    const auto k = static_cast<std::size_t>(r);
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender) {
+      pargs[k] = Produce{buf.get(), preq, r, &errors};
+      REQUIRE(mpix_host_stream_launch(sc.hs, produce, &pargs[k]) == 0);
+    }
+    REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (!sender) {
+      cargs[k] = Consume{buf.get(), r, &good, &bad};
+      REQUIRE(mpix_host_stream_launch(sc.hs, consume, &cargs[k]) == 0);
+    }
+  }
+  sc.sync();
+  CHECK(errors.load() == 0);
+  CHECK(bad.load() == 0);
+  if (!sender) CHECK(good.load() == rounds);
+  int direct = -2;
+  MPI_Count steps = -1;
+  REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+  CAPTURE(direct, steps);
+  CHECK(direct == 1);
+  CHECK(steps == 0);
+  for (int r = rounds; r < rounds + host_rounds; ++r) {
+    INFO("host round " << r);
+    REQUIRE(MPIX_Start(&req) == MPI_SUCCESS);
+    if (sender) {
+      for (int i = 0; i < kParts * kPer; ++i) buf.get()[i] = pvalue(r, i);
+      REQUIRE(MPIX_Pready_range(0, kParts - 1, req) == MPI_SUCCESS);
+    }
+    MPI_Status st;
+    REQUIRE(MPIX_Wait(&req, &st) == MPI_SUCCESS);
+    if (!sender) {
+      std::size_t wrong = 0;
+      for (int i = 0; i < kParts * kPer; ++i) wrong += buf.get()[i] != pvalue(r, i);
+      CHECK(wrong == 0);
+    }
+  }
+  REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+  CHECK(direct == 1);
+  if (sender) CHECK(steps == host_rounds);  // each host-driven round pushed once
+  if (sender) REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+  MPI_Barrier(pair.comm);
 }

@@ -192,6 +192,15 @@ class HostBackend final : public Backend {
     return *p ? Status{} : make_status(MPI_ERR_NO_MEM, "out of host memory (%zu bytes)", bytes);
   }
   void free_pinned(void *p) override { std::free(p); }
+  // MPIX_HOST_IPC (tests): a host stream of mpix's own (partitioned/direct_link.hpp keeps it).
+  Status open_private_stream(int device, std::unique_ptr<ExecStream> *out) override {
+    if (!host_ipc_on()) return Backend::open_private_stream(device, out);
+    mpix_host_stream_t s = nullptr;
+    const int rc = mpix_host_stream_create(&s);
+    if (rc != 0) return make_status(rc, "could not create a host stream of mpix's own");
+    out->reset(new HostExecStream(s, true));
+    return {};
+  }
   // MPIX_HOST_IPC (tests): host_ipc.hpp's shared memory in place of device memory and CUDA IPC.
   Status alloc_device(int, std::size_t bytes, void **p) override {
     if (!host_ipc_on()) return Backend::alloc_device(0, bytes, p);
