@@ -5,8 +5,9 @@
 // with MPIX_GPU_DIRECT_ANNOUNCE=auto) and failures run in CI: data, counts, sources, tags,
 // truncation, zero bytes, offsets, re-made buffers, ANY_SOURCE over a GPU-direct and a plain
 // sender, non-overtaking order, 1000 rounds without host synchronisation, a receive that
-// fails after matching its header (core/fault.hpp's hook), and partitioned requests' direct
-// rounds (partitioned/direct_link.hpp) in stream order and from the host. Links mpix_internal
+// fails after matching its header (core/fault.hpp's hook), partitioned requests' direct
+// rounds (partitioned/direct_link.hpp) in stream order and from the host, an HPE-style queue,
+// MPIX_Sendrecv_enqueue and a strided datatype (staged). Links mpix_internal
 // (the allocator and the hook are internal).
 #include "gpu/host/host_ipc.hpp"
 
@@ -547,5 +548,73 @@ TEST_CASE("host IPC: partitioned rounds go direct, in stream order and from the 
   if (sender) CHECK(steps == host_rounds);  // each host-driven round pushed once
   if (sender) REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+  MPI_Barrier(pair.comm);
+}
+
+// Around the GPU-direct path on stand-in device memory: an HPE-style queue on the stream
+// communicator (its ops go GPU-direct too), MPIX_Sendrecv_enqueue, and a derived datatype (not
+// a byte range: staged through host memory, from and into the stand-in device memory).
+TEST_CASE("host IPC: a queue, MPIX_Sendrecv_enqueue and a strided datatype") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const std::size_t n = 30000;
+  DevInts a(n), b(n);
+  SECTION("queue") {
+    MPIX_Queue q;
+    REQUIRE(MPIX_Create_queue(sc.comm, nullptr, &q) == MPI_SUCCESS);
+    for (int round = 0; round < 5; ++round) {
+      a.fill(world_rank() * 1000 + round);
+      std::memset(b.get(), 0, b.bytes());
+      MPI_Request r[2];
+      MPI_Status st[2];
+      REQUIRE(MPIX_Enqueue_recv(b.get(), static_cast<int>(n), MPI_INT, peer, round, sc.comm, q,
+                                &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Enqueue_send(a.get(), static_cast<int>(n), MPI_INT, peer, round, sc.comm, q,
+                                &r[1]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Enqueue_start(q) == MPI_SUCCESS);
+      REQUIRE(MPIX_Enqueue_wait(q) == MPI_SUCCESS);
+      sc.sync();
+      REQUIRE(MPI_Waitall(2, r, st) == MPI_SUCCESS);
+      CHECK(count_of(st[0]) == static_cast<int>(n));
+      CHECK(differ(b.get(), n, peer * 1000 + round) == 0);
+    }
+    REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
+  }
+  SECTION("MPIX_Sendrecv_enqueue") {
+    for (int round = 0; round < 5; ++round) {
+      a.fill(world_rank() * 7000 + round);
+      std::memset(b.get(), 0, b.bytes());
+      MPI_Status st;
+      REQUIRE(MPIX_Sendrecv_enqueue(a.get(), static_cast<int>(n), MPI_INT, peer, 6, b.get(),
+                                    static_cast<int>(n), MPI_INT, peer, 6, sc.comm,
+                                    &st) == MPI_SUCCESS);
+      sc.sync();
+      CHECK(count_of(st) == static_cast<int>(n));
+      CHECK(differ(b.get(), n, peer * 7000 + round) == 0);
+    }
+  }
+  SECTION("a strided datatype") {
+    MPI_Datatype every_other;
+    MPI_Type_vector(static_cast<int>(n / 2), 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    a.fill(world_rank() * 3000);
+    std::memset(b.get(), 0, b.bytes());
+    MPI_Status st;
+    if (world_rank() == 0) {
+      REQUIRE(MPIX_Send_enqueue(a.get(), 1, every_other, peer, 8, sc.comm) == MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Recv_enqueue(b.get(), 1, every_other, peer, 8, sc.comm, &st) == MPI_SUCCESS);
+    }
+    sc.sync();
+    if (world_rank() == 1) {
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        wrong += b.get()[i] != (i % 2 == 0 ? static_cast<int>(i) : 0);
+      CHECK(wrong == 0);
+    }
+    MPI_Type_free(&every_other);
+  }
   MPI_Barrier(pair.comm);
 }
