@@ -618,3 +618,109 @@ TEST_CASE("host IPC: a queue, MPIX_Sendrecv_enqueue and a strided datatype") {
   }
   MPI_Barrier(pair.comm);
 }
+
+namespace {
+
+// A small deterministic generator, so both ranks draw the same message plan.
+struct Lcg {
+  uint64_t s;
+  explicit Lcg(uint64_t seed) : s(seed * 6364136223846793005ULL + 1442695040888963407ULL) {}
+  uint32_t next() {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(s >> 33);
+  }
+};
+
+}  // namespace
+
+// Mixed traffic both ways at once, many rounds: sizes on both sides of the eager limit, send
+// and receive buffers in stand-in device memory or host memory at random, tags from a few (so
+// that messages with one tag must keep their order), receives completed by the stream or by a
+// host MPI_Waitall at random, ANY_TAG now and then. Every message's data, count and tag checked.
+TEST_CASE("host IPC: mixed traffic both ways, checked message by message") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int me = world_rank(), peer = 1 - me;
+  const std::size_t sizes[] = {2, 1024, 1025, 4096, 16384, 75000};  // ints
+  const int rounds = 40, per = 12;
+  for (int round = 0; round < rounds; ++round) {
+    INFO("round " << round);
+    // Plans of both directions, drawn alike on both ranks.
+    struct Msg {
+      std::size_t n;
+      int tag;
+      bool dev_send, dev_recv, any_tag;
+    };
+    std::vector<Msg> plan[2];
+    for (int dir = 0; dir < 2; ++dir) {
+      Lcg g(static_cast<uint64_t>(round * 2 + dir + 1));
+      for (int k = 0; k < per; ++k) {
+        Msg m;
+        m.n = sizes[g.next() % 6];
+        m.tag = static_cast<int>(g.next() % 3);
+        m.dev_send = g.next() % 4 != 0;
+        m.dev_recv = g.next() % 4 != 0;
+        m.any_tag = g.next() % 8 == 0;
+        plan[dir].push_back(m);
+      }
+    }
+    const std::vector<Msg> &out = plan[me], &in = plan[peer];
+    const bool host_wait = Lcg(static_cast<uint64_t>(round + 1000)).next() % 3 == 0;
+    std::size_t total = 0;
+    for (const Msg &m : out) total += m.n;
+    for (const Msg &m : in) total += m.n;
+    DevInts dev(total);
+    std::vector<int> host(total, -1);
+    std::vector<int *> sbuf, rbuf;
+    std::size_t at = 0;
+    for (const Msg &m : out) {
+      int *p = (m.dev_send ? dev.get() : host.data()) + at;
+      for (std::size_t i = 0; i < m.n; ++i)
+        p[i] = me * 1000000 + round * 1000 + static_cast<int>(i % 997) + m.tag;
+      sbuf.push_back(p);
+      at += m.n;
+    }
+    for (const Msg &m : in) {
+      int *p = (m.dev_recv ? dev.get() : host.data()) + at;
+      std::fill(p, p + m.n, -7);
+      rbuf.push_back(p);
+      at += m.n;
+    }
+    std::vector<MPI_Request> reqs(2 * per, MPI_REQUEST_NULL);
+    std::vector<MPI_Status> sts(2 * per);
+    for (int k = 0; k < per; ++k) {
+      const Msg &m = in[static_cast<std::size_t>(k)];
+      // Posted in the sender's order: each receive, ANY_TAG ones too, matches its own message
+      // (messages from one sender match in order).
+      REQUIRE(MPIX_Irecv_enqueue(rbuf[static_cast<std::size_t>(k)], static_cast<int>(m.n), MPI_INT,
+                                 peer, m.any_tag ? MPI_ANY_TAG : m.tag, sc.comm,
+                                 &reqs[static_cast<std::size_t>(k)]) == MPI_SUCCESS);
+    }
+    for (int k = 0; k < per; ++k) {
+      const Msg &m = out[static_cast<std::size_t>(k)];
+      REQUIRE(MPIX_Isend_enqueue(sbuf[static_cast<std::size_t>(k)], static_cast<int>(m.n), MPI_INT,
+                                 peer, m.tag, sc.comm,
+                                 &reqs[static_cast<std::size_t>(per + k)]) == MPI_SUCCESS);
+    }
+    if (host_wait) {
+      REQUIRE(MPI_Waitall(2 * per, reqs.data(), sts.data()) == MPI_SUCCESS);
+    } else {
+      REQUIRE(MPIX_Waitall_enqueue(2 * per, reqs.data(), sts.data()) == MPI_SUCCESS);
+      sc.sync();
+    }
+    for (int k = 0; k < per; ++k) {
+      const Msg &m = in[static_cast<std::size_t>(k)];
+      const MPI_Status &st = sts[static_cast<std::size_t>(k)];
+      INFO("message " << k << ": " << m.n << " ints, tag " << m.tag);
+      CHECK(count_of(st) == static_cast<int>(m.n));
+      CHECK(st.MPI_TAG == m.tag);
+      const int *p = rbuf[static_cast<std::size_t>(k)];
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < m.n; ++i)
+        wrong += p[i] != peer * 1000000 + round * 1000 + static_cast<int>(i % 997) + m.tag;
+      CHECK(wrong == 0);
+    }
+    MPI_Barrier(pair.comm);
+  }
+}
