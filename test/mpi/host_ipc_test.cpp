@@ -7,8 +7,8 @@
 // sender, non-overtaking order, 1000 rounds without host synchronisation, a receive that
 // fails after matching its header (core/fault.hpp's hook), partitioned requests' direct
 // rounds (partitioned/direct_link.hpp) in stream order and from the host, an HPE-style queue,
-// MPIX_Sendrecv_enqueue, a strided datatype (staged), and mixed traffic both ways. Links mpix_internal
-// (the allocator and the hook are internal).
+// MPIX_Sendrecv_enqueue, a strided datatype (staged), and mixed traffic both ways. Links
+// mpix_internal (the allocator and the hook are internal).
 #include "gpu/host/host_ipc.hpp"
 
 #include <mpi.h>
@@ -553,16 +553,16 @@ TEST_CASE("host IPC: partitioned rounds go direct, in stream order and from the 
 
 // Around the GPU-direct path on stand-in device memory: an HPE-style queue on the stream
 // communicator (its ops go GPU-direct too), MPIX_Sendrecv_enqueue, and a derived datatype (not
-// a byte range: staged through host memory, from and into the stand-in device memory). No
-// SECTIONs: Catch re-runs a test case per section, and Pair is collective over every rank.
-TEST_CASE("host IPC: an HPE-style queue on the stream communicator") {
+// a byte range: staged through host memory, from and into the stand-in device memory). Parts
+// in a row, not SECTIONs: Catch re-runs a case per section, and Pair is made over every rank.
+TEST_CASE("host IPC: a queue, MPIX_Sendrecv_enqueue and a strided datatype") {
   Pair pair;
   if (!pair) return;
   HostStreamComm sc(pair.comm);
   const int peer = 1 - world_rank();
   const std::size_t n = 30000;
   DevInts a(n), b(n);
-  {
+  {  // an HPE-style queue on the stream communicator
     MPIX_Queue q;
     REQUIRE(MPIX_Create_queue(sc.comm, nullptr, &q) == MPI_SUCCESS);
     for (int round = 0; round < 5; ++round) {
@@ -583,17 +583,7 @@ TEST_CASE("host IPC: an HPE-style queue on the stream communicator") {
     }
     REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
   }
-  MPI_Barrier(pair.comm);
-}
-
-TEST_CASE("host IPC: MPIX_Sendrecv_enqueue") {
-  Pair pair;
-  if (!pair) return;
-  HostStreamComm sc(pair.comm);
-  const int peer = 1 - world_rank();
-  const std::size_t n = 30000;
-  DevInts a(n), b(n);
-  {
+  {  // MPIX_Sendrecv_enqueue
     for (int round = 0; round < 5; ++round) {
       a.fill(world_rank() * 7000 + round);
       std::memset(b.get(), 0, b.bytes());
@@ -606,17 +596,7 @@ TEST_CASE("host IPC: MPIX_Sendrecv_enqueue") {
       CHECK(differ(b.get(), n, peer * 7000 + round) == 0);
     }
   }
-  MPI_Barrier(pair.comm);
-}
-
-TEST_CASE("host IPC: a strided datatype (staged)") {
-  Pair pair;
-  if (!pair) return;
-  HostStreamComm sc(pair.comm);
-  const int peer = 1 - world_rank();
-  const std::size_t n = 30000;
-  DevInts a(n), b(n);
-  {
+  {  // a strided datatype
     MPI_Datatype every_other;
     MPI_Type_vector(static_cast<int>(n / 2), 1, 2, MPI_INT, &every_other);
     MPI_Type_commit(&every_other);
