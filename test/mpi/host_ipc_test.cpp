@@ -7,16 +7,19 @@
 // sender, non-overtaking order, 1000 rounds without host synchronisation, a receive that
 // fails after matching its header (core/fault.hpp's hook), partitioned requests' direct
 // rounds (partitioned/direct_link.hpp) in stream order and from the host, an HPE-style queue,
-// MPIX_Sendrecv_enqueue, a strided datatype (staged), and mixed traffic both ways. Links
+// MPIX_Sendrecv_enqueue, a strided datatype (staged), mixed traffic both ways, and stream order
+// (a send buffer read, a receive buffer written only once its stream gets there). Links
 // mpix_internal (the allocator and the hook are internal).
 #include "gpu/host/host_ipc.hpp"
 
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -724,4 +727,66 @@ TEST_CASE("host IPC: mixed traffic both ways, checked message by message") {
     }
     MPI_Barrier(pair.comm);
   }
+}
+
+// Stream order on the GPU-direct path: a send buffer is read only once the sending stream
+// reaches the send (announced or not: the receiver's copy waits for the sender's ready word),
+// and a receive buffer is written only once the receiving stream reaches the receive. Each
+// side's stream is held closed (Gate) across the other side's part.
+TEST_CASE("host IPC: buffers are read and written only when their streams get there") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const std::size_t n = 50000;
+  DevInts buf(n);
+  // Part 1: rank 0's stream is held before its send; it writes the data only after the send
+  // was enqueued (the receiver has the header by then where sends are announced).
+  if (world_rank() == 0) {
+    buf.fill(-5);  // not the message
+    Gate gate;
+    gate.launch(sc.hs);
+    MPI_Request r;
+    REQUIRE(MPIX_Isend_enqueue(buf.get(), static_cast<int>(n), MPI_INT, peer, 1, sc.comm, &r) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    REQUIRE(gate.wait_entered());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the receiver is waiting
+    buf.fill(100);  // the message: written while the stream is still before the send
+    gate.release();
+    sc.sync();
+  } else {
+    std::memset(buf.get(), 0, buf.bytes());
+    MPI_Status st;
+    REQUIRE(MPIX_Recv_enqueue(buf.get(), static_cast<int>(n), MPI_INT, peer, 1, sc.comm, &st) ==
+            MPI_SUCCESS);
+    sc.sync();
+    CHECK(count_of(st) == static_cast<int>(n));
+    CHECK(differ(buf.get(), n, 100) == 0);
+  }
+  MPI_Barrier(pair.comm);
+  // Part 2: rank 1's stream is held before its receive while rank 0's send is long under way.
+  if (world_rank() == 0) {
+    buf.fill(200);
+    REQUIRE(MPIX_Send_enqueue(buf.get(), static_cast<int>(n), MPI_INT, peer, 2, sc.comm) ==
+            MPI_SUCCESS);
+    sc.sync();
+  } else {
+    std::memset(buf.get(), 0, buf.bytes());
+    Gate gate;
+    gate.launch(sc.hs);
+    MPI_Request r;
+    MPI_Status st;
+    REQUIRE(MPIX_Irecv_enqueue(buf.get(), static_cast<int>(n), MPI_INT, peer, 2, sc.comm, &r) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+    REQUIRE(gate.wait_entered());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the sender's header is in
+    CHECK(differ(buf.get(), n, 0) == n - 1);  // untouched: all zero (only [0] matches 0 + 0)
+    gate.release();
+    sc.sync();
+    CHECK(count_of(st) == static_cast<int>(n));
+    CHECK(differ(buf.get(), n, 200) == 0);
+  }
+  MPI_Barrier(pair.comm);
 }
