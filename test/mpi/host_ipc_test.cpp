@@ -7,8 +7,9 @@
 // sender, non-overtaking order, 1000 rounds without host synchronisation, a receive that
 // fails after matching its header (core/fault.hpp's hook), partitioned requests' direct
 // rounds (partitioned/direct_link.hpp) in stream order and from the host, an HPE-style queue,
-// MPIX_Sendrecv_enqueue, a strided datatype (staged), mixed traffic both ways, and stream order
-// (a send buffer read, a receive buffer written only once its stream gets there). Links
+// MPIX_Sendrecv_enqueue, a strided datatype (staged), mixed traffic both ways, stream order
+// (a send buffer read, a receive buffer written only once its stream gets there), and a send
+// failing at its fire (announced: its receiver still goes on). Links
 // mpix_internal (the allocator and the hook are internal).
 #include "gpu/host/host_ipc.hpp"
 
@@ -787,6 +788,55 @@ TEST_CASE("host IPC: buffers are read and written only when their streams get th
     sc.sync();
     CHECK(count_of(st) == static_cast<int>(n));
     CHECK(differ(buf.get(), n, 200) == 0);
+  }
+  MPI_Barrier(pair.comm);
+}
+
+// A send that fails as its agent fires it (core/fault.hpp's fire hook). Announced, its header
+// reached the receiver before it failed: the sender then writes its ready word from the host,
+// so that the receiver copies what the buffer holds and answers, instead of waiting for ever.
+// Not announced, nothing of it reaches the receiver. Either way the next send with that tag
+// arrives whole and the sender's request carries the failure.
+TEST_CASE("host IPC: a send that fails at its fire leaves no receiver waiting") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  MPI_Comm_set_errhandler(sc.comm, MPI_ERRORS_RETURN);
+  const int peer = 1 - world_rank();
+  const char *env = std::getenv("MPIX_GPU_DIRECT_ANNOUNCE");
+  const bool announced = env && std::strcmp(env, "auto") == 0;
+  const std::size_t n = 20000;
+  DevInts a(n), b(n);
+  if (world_rank() == 0) {
+    a.fill(300);
+    b.fill(400);
+    mpix::fault_arm_fire(1);
+    MPI_Request r;
+    MPI_Status st;
+    REQUIRE(MPIX_Isend_enqueue(a.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &r) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Wait_enqueue(&r, &st) == MPI_SUCCESS);
+    sc.sync();
+    mpix::fault_arm_fire(0);
+    CHECK(error_class(st.MPI_ERROR) == MPI_ERR_OTHER);
+    REQUIRE(MPIX_Send_enqueue(b.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm) ==
+            MPI_SUCCESS);
+    sc.sync();
+  } else {
+    MPI_Status st;
+    if (announced) {
+      std::memset(a.get(), 0, a.bytes());
+      REQUIRE(MPIX_Recv_enqueue(a.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &st) ==
+              MPI_SUCCESS);
+      sc.sync();
+      CHECK(count_of(st) == static_cast<int>(n));
+      CHECK(differ(a.get(), n, 300) == 0);  // what the failed send's buffer held
+    }
+    REQUIRE(MPIX_Recv_enqueue(b.get(), static_cast<int>(n), MPI_INT, peer, 3, sc.comm, &st) ==
+            MPI_SUCCESS);
+    sc.sync();
+    CHECK(count_of(st) == static_cast<int>(n));
+    CHECK(differ(b.get(), n, 400) == 0);
   }
   MPI_Barrier(pair.comm);
 }
