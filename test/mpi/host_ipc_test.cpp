@@ -569,6 +569,10 @@ TEST_CASE("host IPC: a queue, MPIX_Sendrecv_enqueue and a strided datatype") {
   {  // an HPE-style queue on the stream communicator
     MPIX_Queue q;
     REQUIRE(MPIX_Create_queue(sc.comm, nullptr, &q) == MPI_SUCCESS);
+    // The receive hook counted down, never reaching 0, by each GPU-direct receive the agent
+    // copies in: the queue's messages go GPU-direct (partitioned.md says so).
+    const int far = 1 << 30;
+    mpix::fault_arm_direct_recv(far);
     for (int round = 0; round < 5; ++round) {
       a.fill(world_rank() * 1000 + round);
       std::memset(b.get(), 0, b.bytes());
@@ -585,6 +589,9 @@ TEST_CASE("host IPC: a queue, MPIX_Sendrecv_enqueue and a strided datatype") {
       CHECK(count_of(st[0]) == static_cast<int>(n));
       CHECK(differ(b.get(), n, peer * 1000 + round) == 0);
     }
+    const int left = mpix::g_fault_direct_recv_countdown.load();
+    mpix::fault_arm_direct_recv(0);
+    CHECK(left < far);
     REQUIRE(MPIX_Free_queue(q) == MPI_SUCCESS);
   }
   {  // MPIX_Sendrecv_enqueue
