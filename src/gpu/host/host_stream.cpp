@@ -46,7 +46,12 @@ struct mpix_host_stream_s {
   // enqueued, readable without mu: the worker spins on it for a while before it sleeps, so
   // that a push while it spins needs no wake-up (a system call, ~1 us on a 16-core host).
   std::atomic<uint64_t> pushed{0};
-  int sync_waiters = 0;
+  // The fewest items executed that wakes a synchronize() (the smallest target of those that
+  // sleep; kNoWake while none does): the worker wakes them once, when the first target is
+  // reached, not at every item (each wake-up a system call for the worker and a trip through
+  // the mutex for the sleeper, which on a host with few cores took the worker's CPU).
+  static constexpr uint64_t kNoWake = ~uint64_t{0};
+  uint64_t sync_wake_at = kNoWake;
   bool worker_waits = false;  // the worker sleeps on work_cv and no push has woken it yet
   bool stop = false;
   std::thread worker;
@@ -147,7 +152,10 @@ struct mpix_host_stream_s {
         std::unique_lock<mpix::FutexLock> lk(mu);
         if (ran) {
           ++executed;
-          wake_sync = sync_waiters > 0;  // a synchronize() registers under mu before it sleeps
+          if (executed >= sync_wake_at) {  // set under mu before its synchronize() sleeps
+            wake_sync = true;
+            sync_wake_at = kNoWake;  // a woken one not yet done sets it again
+          }
         }
         // Woken outside mu, so that the synchronizing thread does not wake into a held mutex.
         if (wake_sync && count == 0) {
@@ -208,9 +216,10 @@ struct mpix_host_stream_s {
   void synchronize() {
     std::unique_lock<mpix::FutexLock> lk(mu);
     uint64_t target = enqueued;
-    ++sync_waiters;
-    done_cv.wait(lk, [&] { return executed >= target; });
-    --sync_waiters;
+    while (executed < target) {
+      if (target < sync_wake_at) sync_wake_at = target;
+      done_cv.wait(lk);
+    }
   }
 };
 
