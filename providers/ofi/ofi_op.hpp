@@ -47,6 +47,7 @@ struct OfiOp {
   bool native = false;     // posted at arm() as a triggered op
   bool bump_prev = false;  // native: first op of a chained counter (trigger_counter.hpp)
   bool listed = false;     // in the provider's in-flight list (inflight_pos is valid)
+  bool large = false;      // listed, and counted in the provider's large_inflight_
   SoftStage stage = SoftStage::none;
   bool cts_pending = false;      // soft receive: payload posted, clear-to-send not yet sent
   bool packed = false;           // non-contiguous datatype: the data goes through `bounce`

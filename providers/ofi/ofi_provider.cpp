@@ -142,6 +142,8 @@ Status OfiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
 void OfiProvider::start_inflight(OfiOp *o) {
   o->inflight_pos = inflight_.insert(inflight_.end(), o);
   o->listed = true;
+  o->large = o->len > kSmallBytes;
+  if (o->large) ++large_inflight_;
   if (o->native) {
     ++native_inflight_;
     ++native_cntrs_[o->cntr.get()];
@@ -152,6 +154,7 @@ void OfiProvider::stop_inflight(OfiOp *o) {
   if (!o->listed) return;
   inflight_.erase(o->inflight_pos);
   o->listed = false;
+  if (o->large) --large_inflight_;
   if (!o->native) return;
   --native_inflight_;
   auto it = native_cntrs_.find(o->cntr.get());

@@ -58,6 +58,7 @@ class OfiProvider final : public Provider {
   void abandon(Op &op) override;
   bool progress(std::vector<Op *> &done) override;
   bool busy() const override;
+  bool large_in_flight() const override;
   void shutdown() override;
   std::string describe() const override;
   uint64_t counters_opened() const { return counters_.opened(); }
@@ -97,9 +98,14 @@ class OfiProvider final : public Provider {
   OfiOptions opt_;
   StreamCounters counters_;
 
+  // A message of at most this many bytes is eager under every provider (large_in_flight()).
+  static constexpr std::size_t kSmallBytes = 4096;
+
   // Agent thread only.
   std::list<OfiOp *> inflight_;  // posted (or fired), not complete; oldest first
   std::size_t native_inflight_ = 0;
+  // In-flight ops of more than kSmallBytes (large_in_flight()).
+  std::size_t large_inflight_ = 0;
   // Counters with native ops fired and not complete, and how many: the ones poke_counters()
   // revisits (a refused post waits in one of them).
   std::unordered_map<const TriggerCounter *, std::size_t> native_cntrs_;
