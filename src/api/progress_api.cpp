@@ -59,6 +59,7 @@ struct ProgressThread {
   std::thread thread;
   void run() {
     InternalScope internal;
+    name_this_thread("mpix-progress");
     while (!stop.load(std::memory_order_acquire)) {
       if (!poke_mpi().is_ok()) break;  // logged by mpi_status; MPI is going away
       std::this_thread::sleep_for(std::chrono::microseconds(50));

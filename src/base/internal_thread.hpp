@@ -15,6 +15,10 @@ extern thread_local int t_internal_depth MPIX_TLS_FAST;
 // True on an mpix thread or inside an mpix call.
 inline bool in_internal() { return t_internal_depth > 0; }
 
+// Names the calling thread (at most 15 characters kept) for ps, top, gdb and perf, which then
+// tell mpix's threads from the application's; a refusal is ignored.
+void name_this_thread(const char *name);
+
 // Marks the current thread as mpix's own for the scope's lifetime (nests).
 struct InternalScope {
   InternalScope() { ++t_internal_depth; }

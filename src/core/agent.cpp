@@ -348,6 +348,7 @@ void Agent::finish(Op *op) {
 void Agent::run() {
   InternalScope internal;  // its MPI calls on stream communicators go straight to MPI
   t_on_agent = true;
+  name_this_thread("mpix-agent");
   Backoff backoff;
   while (!stop_.load()) {
     uint64_t epoch = notifier().epoch();

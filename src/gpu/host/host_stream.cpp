@@ -137,6 +137,7 @@ struct mpix_host_stream_s {
 
   void run() {
     mpix::InternalScope internal;  // host functions' MPI calls skip the plain-MPI stream sync
+    mpix::name_this_thread("mpix-hstream");
     mpix::Backoff backoff;
     bool ran = false;  // an item ran since the last lock: counted under the next one
     // A trigger was written and its reader (the agent) may wait for this core: yield once
