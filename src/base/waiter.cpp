@@ -81,6 +81,7 @@ Backoff::Backoff()
 
 void Backoff::reset() {
   phase_ = 0;
+  count_ = 0;
   sleep_ = std::chrono::microseconds(1);
   start_ = std::chrono::steady_clock::now();
 }
@@ -88,14 +89,8 @@ void Backoff::reset() {
 void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
   static const bool few_cpus = few_cpus_here();
   static const bool one_cpu = one_cpu_here();
-  // The phases end after a time, read at every call (~25 ns): a caller may take microseconds
-  // between calls (the agent's poll of a tcp provider makes system calls), and a check every 64
-  // calls let the agent spin ~140 us instead of MPIX_SPIN_US before its first yield, while the
-  // host stream's worker that shared its CPU waited (ofi:tcp, 2 cores, session 25).
-  std::chrono::steady_clock::time_point now{};
-  if (phase_ < 2) {
-    now = std::chrono::steady_clock::now();
-    const auto waited = now - start_;
+  if (phase_ < 2 && (++count_ & 63) == 0) {
+    auto waited = std::chrono::steady_clock::now() - start_;
     if (waited > spin_ + (busy ? busy_yield_ : yield_)) phase_ = 2;
     else if (waited > spin_) phase_ = 1;
   }
@@ -115,6 +110,7 @@ void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
       // On one CPU the thread that shares it is this process's own (the user's, a host
       // stream's worker): yield at every poll.
       if (busy && busy_poll_.count() > 0 && (large || !few_cpus) && !one_cpu) {
+        const auto now = std::chrono::steady_clock::now();
         if (now - last_yield_ < busy_poll_) {
           cpu_relax();
           break;

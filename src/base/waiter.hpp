@@ -76,6 +76,7 @@ class Backoff {
   std::chrono::microseconds spin_, yield_, busy_yield_, busy_poll_, sleep_max_, sleep_;
   std::chrono::steady_clock::time_point last_yield_;  // busy polls: when it last yielded
   int phase_ = 0;
+  unsigned count_ = 0;
 };
 
 }  // namespace mpix
