@@ -96,8 +96,14 @@ void Backoff::pause(uint64_t seen_epoch, bool busy, bool large) {
   }
   switch (phase_) {
     case 0:
-      // On one CPU a spin only delays the thread this one waits for: yield instead.
-      if (one_cpu) sched_yield();
+      // On one CPU a spin only delays the thread this one waits for: yield instead. So on
+      // few CPUs, unless a transfer is in flight that this thread's polls move (@p busy): the
+      // word waited for is then written by a thread of this process (a host stream's worker,
+      // the agent) that may share this CPU. The spin ends after 64 polls at the earliest, and
+      // an agent polling ofi:tcp (system calls, ~2 us a poll) spun ~140 us before its first
+      // yield while the worker that fires the next send waited on its CPU (2 cores, session
+      // 25: whole sizes of mpix_latency at ~150 us one way instead of 15-20).
+      if (one_cpu || (few_cpus && !busy)) sched_yield();
       else cpu_relax();
       break;
     case 1:

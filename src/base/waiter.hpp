@@ -67,6 +67,7 @@ class Backoff {
   // at most once per MPIX_BUSY_POLL_US (a system call per poll slowed large transfers).
   // @p large: a transfer in flight needs this thread in MPI (keep the core between polls,
   // yielding once per MPIX_BUSY_POLL_US); busy without it, on few CPUs, yields at every poll.
+  // On few CPUs a waiter that is not busy yields from its first pause (no spin).
   void pause(uint64_t seen_epoch, bool busy = false, bool large = true);
   // True once the waiter has reached the sleeping phase.
   bool sleeping() const { return phase_ == 2; }
