@@ -1,8 +1,11 @@
 // The host stream runs work in order on its worker, and write/wait values behave like the
 // CUDA stream memory operations they stand in for.
+#include <dirent.h>
 #include <mpi.h>
 
 #include <atomic>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,6 +38,40 @@ TEST_CASE("host stream runs host functions in order", "[host_stream]") {
   for (int i = 0; i < 100; ++i) CHECK(seen[i] == i);
   REQUIRE(mpix_host_stream_destroy(&s) == 0);
   CHECK(s == nullptr);
+}
+
+namespace {
+
+// Threads of this process whose name (/proc/self/task/*/comm) is @p name.
+int threads_named(const std::string &name) {
+  int n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  while (dirent *e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string comm;
+    if (std::getline(f, comm) && comm == name) ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a host stream's worker is a thread named mpix-hstream while the stream lives",
+          "[host_stream]") {
+  const int before = threads_named("mpix-hstream");
+  REQUIRE(before >= 0);
+  mpix_host_stream_t s = nullptr;
+  REQUIRE(mpix_host_stream_create(&s) == 0);
+  // Once an item has run, the worker has named itself (the first thing it does).
+  REQUIRE(mpix_host_stream_launch(
+              s, [](void *) {}, nullptr) == 0);
+  REQUIRE(mpix_host_stream_synchronize(s) == 0);
+  CHECK(threads_named("mpix-hstream") == before + 1);
+  REQUIRE(mpix_host_stream_destroy(&s) == 0);
+  CHECK(threads_named("mpix-hstream") == before);
 }
 
 TEST_CASE("several threads enqueue on one host stream: each item runs once, in its thread's order",
