@@ -4,9 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "base/base_settings.hpp"
+#include "base/log.hpp"
 
 namespace mpix {
 namespace {
@@ -17,6 +20,24 @@ constexpr std::size_t kMaxSamples = 1 << 20;
 std::vector<uint32_t> &samples(ProfileStage s) {
   static auto *v = new std::vector<uint32_t>[static_cast<int>(ProfileStage::count_)];
   return v[static_cast<int>(s)];
+}
+
+// Short names of the stages, for MPIX_PROFILE_RAW's files (ProfileStage's order).
+const char *const kShortNames[] = {"post",       "network",  "complete",
+                                   "turnaround", "copy_out", "copy_in"};
+static_assert(sizeof kShortNames / sizeof *kShortNames ==
+                  static_cast<std::size_t>(ProfileStage::count_),
+              "a short name per stage");
+
+// MPIX_PROFILE_RAW: @p v, in the order taken, to PREFIX.RANK.STAGE.txt.
+void write_raw(const char *prefix, int rank, int stage, const std::vector<uint32_t> &v) {
+  const std::string path =
+      std::string(prefix) + "." + std::to_string(rank) + "." + kShortNames[stage] + ".txt";
+  FILE *f = std::fopen(path.c_str(), "w");
+  bool ok = f != nullptr;
+  for (std::size_t i = 0; ok && i < v.size(); ++i) ok = std::fprintf(f, "%u\n", v[i]) > 0;
+  if (f && std::fclose(f) != 0) ok = false;
+  if (!ok) MPIX_LOG(warn, "agent", "MPIX_PROFILE_RAW: could not write %s", path.c_str());
 }
 
 }  // namespace
@@ -50,9 +71,11 @@ void profile_report() {
   int rank = -1;
   if (const char *r = std::getenv("OMPI_COMM_WORLD_RANK")) rank = std::atoi(r);
   else if (const char *p = std::getenv("PMI_RANK")) rank = std::atoi(p);
+  const char *raw = setting_str(BaseSetting::profile_raw);
   for (int i = 0; i < static_cast<int>(ProfileStage::count_); ++i) {
     auto &v = samples(static_cast<ProfileStage>(i));
     if (v.empty()) continue;
+    if (std::strcmp(raw, "none") != 0) write_raw(raw, rank, i, v);
     std::sort(v.begin(), v.end());
     // The tail and the sum too: a few stalls of milliseconds (an allocation, a queued copy) move
     // a benchmark's mean and show in neither the median nor the 90th percentile.

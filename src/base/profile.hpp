@@ -3,7 +3,8 @@
 // reports it complete and when the completion word is written; per stream it also times the
 // turnaround from a completion word written to the stream's next trigger seen (in a ping-pong:
 // the stream's wait released, the kernel, the trigger write and its detection). Medians and
-// 90th percentiles go to stderr at MPI_Finalize. Off by default; when off it costs one branch.
+// 90th percentiles go to stderr at MPI_Finalize, and with MPIX_PROFILE_RAW every sample, in the
+// order taken, to a file per stage. Off by default; when off it costs one branch.
 #pragma once
 
 #include <cstdint>
