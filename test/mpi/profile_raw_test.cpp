@@ -63,11 +63,14 @@ int main(int argc, char **argv) {
     MPI_Info_free(&info);
     expect(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm) == MPI_SUCCESS,
            "stream communicator created");
-    std::vector<int> buf(kN);
+    // Rank 0's pattern goes back and forth; the host does not touch the buffer while the
+    // stream may use it (the ops run in stream order, after the calls return).
+    std::vector<int> buf(kN, 0);
+    if (rank == 0)
+      for (int i = 0; i < kN; ++i) buf[i] = 1000 + i;
     const int peer = rank ^ 1;
     for (int it = 0; it < kIters && failed == 0; ++it) {
       if (rank == 0) {
-        for (int i = 0; i < kN; ++i) buf[i] = it * kN + i;
         expect(MPIX_Send_enqueue(buf.data(), kN, MPI_INT, peer, 1, comm) == MPI_SUCCESS, "send");
         expect(MPIX_Recv_enqueue(buf.data(), kN, MPI_INT, peer, 1, comm, MPI_STATUS_IGNORE) ==
                    MPI_SUCCESS,
@@ -80,7 +83,9 @@ int main(int argc, char **argv) {
       }
     }
     expect(MPIX_Stream_synchronize(stream) == MPI_SUCCESS, "stream synchronized");
-    for (int i = 0; i < kN; ++i) expect(buf[i] == (kIters - 1) * kN + i, "data came back");
+    int wrong = 0;
+    for (int i = 0; i < kN; ++i) wrong += buf[i] != 1000 + i;
+    expect(wrong == 0, "rank 0's data went back and forth (" + std::to_string(wrong) + " wrong)");
     expect(MPI_Comm_free(&comm) == MPI_SUCCESS, "communicator freed");
     expect(MPIX_Stream_free(&stream) == MPI_SUCCESS, "stream freed");
     expect(mpix_host_stream_destroy(&hs) == 0, "host stream destroyed");
