@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 25: the halo benchmark (host streams) and mpix_scale, old 06f7803 against head
-# (12cbe14's code, fe6dbee), alternating per run, ROUNDS rounds.
+# (12cbe14), alternating per run, ROUNDS rounds.
 # Usage: [ROUNDS=N] [BENCHES="halo scale_inflight scale_streams"] halo_scale.sh OUTDIR   (Release trees /work/s25-old/build, /work/s25-head/build)
 out=${1:?outdir}
 mkdir -p $out
