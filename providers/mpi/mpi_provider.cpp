@@ -11,10 +11,9 @@
 namespace mpix {
 namespace {
 
-// A send of at most this many bytes is eager under every transport of Open MPI and MPICH
-// (vader's eager limit is 4 KiB): it completes without its receive, so holding it back behind
+// A send of at most kEagerBytes completes without its receive, so holding it back behind
 // others can never wait for the peer.
-constexpr MPI_Count kSmallSendBytes = 4096;
+constexpr MPI_Count kSmallSendBytes = static_cast<MPI_Count>(kEagerBytes);
 
 // Bytes of @p op's message (-1 where the type has no size).
 MPI_Count message_bytes(const Op &op) {

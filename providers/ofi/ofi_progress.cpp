@@ -224,8 +224,8 @@ bool OfiProvider::busy() const {
   return false;
 }
 
-// A message of a few KiB is eager under every provider (sent whole, its receive completes
-// when the data arrives): polling faster does not move it, and on few CPUs the agent holding
+// A message of kEagerBytes or less is sent whole, and its receive completes when the data
+// arrives: polling faster does not move it, and on few CPUs the agent holding
 // its core between polls kept the peer's threads (the stream that fires the next send) off it,
 // for whole busy-poll periods. Larger ones (rendezvous, shm's segmented copies) and posts
 // refused for want of room move only while this rank polls.

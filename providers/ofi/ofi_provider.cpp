@@ -142,7 +142,7 @@ Status OfiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
 void OfiProvider::start_inflight(OfiOp *o) {
   o->inflight_pos = inflight_.insert(inflight_.end(), o);
   o->listed = true;
-  o->large = o->len > kSmallBytes;
+  o->large = o->len > kEagerBytes;
   if (o->large) ++large_inflight_;
   if (o->native) {
     ++native_inflight_;

@@ -98,13 +98,10 @@ class OfiProvider final : public Provider {
   OfiOptions opt_;
   StreamCounters counters_;
 
-  // A message of at most this many bytes is eager under every provider (large_in_flight()).
-  static constexpr std::size_t kSmallBytes = 4096;
-
   // Agent thread only.
   std::list<OfiOp *> inflight_;  // posted (or fired), not complete; oldest first
   std::size_t native_inflight_ = 0;
-  // In-flight ops of more than kSmallBytes (large_in_flight()).
+  // In-flight ops of more than kEagerBytes (large_in_flight()).
   std::size_t large_inflight_ = 0;
   // Counters with native ops fired and not complete, and how many: the ones poke_counters()
   // revisits (a refused post waits in one of them).

@@ -64,6 +64,11 @@ struct ProviderCaps {
   bool collectives = false;
 };
 
+// A message of at most this many bytes is eager under every transport the providers use (Open
+// MPI's vader and libfabric's shm: 4 KiB; tcp's rxm: 16 KiB): it moves whole once posted and
+// completes without the peer polling for it.
+constexpr std::size_t kEagerBytes = 4096;
+
 // How a provider reads an op's device buffers (Provider::reads_device).
 enum class DeviceRead { no, as_is, from_device_copy };
 
@@ -163,8 +168,8 @@ class Provider {
   // Agent thread: whether ops are posted and not yet complete.
   virtual bool busy() const = 0;
   // Agent thread: whether a posted transfer moves only while this rank calls into the network
-  // (past MPI's eager limit, say): the agent then keeps its core between polls, yielding once
-  // per MPIX_BUSY_POLL_US. While busy() without it, where CPUs are few, the agent yields at
+  // (one of more than kEagerBytes, say): the agent then keeps its core between polls, yielding
+  // once per MPIX_BUSY_POLL_US. While busy() without it, where CPUs are few, the agent yields at
   // every poll, so that the threads a small message waits for run.
   virtual bool large_in_flight() const { return busy(); }
   // At MPI_Finalize, after the agent thread stopped (~Runtime): drop resources.
