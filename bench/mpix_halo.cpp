@@ -50,6 +50,8 @@ struct Row {
   int iters = 0;
   std::vector<double> us;       // per repetition, microseconds per iteration
   std::vector<double> host_us;  // per repetition, host thread busy (not waiting) per iteration
+  // per step (jacobi::HostStep), per repetition: host time per iteration, mean over the ranks
+  std::vector<double> step_us[jacobi::kHostSteps];
   static double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
@@ -119,6 +121,17 @@ double host_us_per_iter(const jacobi::Result &r) {
   return all;
 }
 
+// This rank's host time per iteration in each step, averaged over the ranks.
+void host_steps_per_iter(const jacobi::Result &r, double out[jacobi::kHostSteps]) {
+  double mine[jacobi::kHostSteps];
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (int k = 0; k < jacobi::kHostSteps; ++k)
+    mine[k] = r.timed_iters ? 1e6 * r.host_step_seconds[k] / r.timed_iters : 0;
+  MPI_Allreduce(mine, out, jacobi::kHostSteps, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (int k = 0; k < jacobi::kHostSteps; ++k) out[k] /= size;
+}
+
 void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
   FILE *f = std::fopen(o.json.c_str(), "w");
   if (!f) {
@@ -143,7 +156,11 @@ void write_json(const Options &o, int ranks, const std::vector<Row> &rows) {
                  r.n, jacobi::variant_name(r.variant), r.iters, r.median(), r.min(),
                  Row::median(r.host_us));
     for (std::size_t k = 0; k < r.us.size(); ++k) std::fprintf(f, "%s%.3f", k ? ", " : "", r.us[k]);
-    std::fprintf(f, "]}%s\n", i + 1 < rows.size() ? "," : "");
+    std::fprintf(f, "], \"host_steps_us\": {");
+    for (int k = 0; k < jacobi::kHostSteps; ++k)
+      std::fprintf(f, "%s\"%s\": %.3f", k ? ", " : "", jacobi::host_step_name(k),
+                   Row::median(r.step_us[k]));
+    std::fprintf(f, "}}%s\n", i + 1 < rows.size() ? "," : "");
   }
   std::fprintf(f, "  ]\n}\n");
   std::fclose(f);
@@ -226,6 +243,9 @@ int main(int argc, char **argv) {
               jacobi::solve(MPI_COMM_WORLD, params(o, n, vs[k], iters, warmup), *dev);
           row[k].us.push_back(us_per_iter(r));
           row[k].host_us.push_back(host_us_per_iter(r));
+          double steps[jacobi::kHostSteps];
+          host_steps_per_iter(r, steps);
+          for (int i = 0; i < jacobi::kHostSteps; ++i) row[k].step_us[i].push_back(steps[i]);
         }
       if (rank == 0) {
         std::printf("  %-6d %7d", n, iters);
@@ -235,6 +255,13 @@ int main(int argc, char **argv) {
         for (const Row &r : row)
           if (r.variant != jacobi::Variant::classic) std::printf(" %19.2f", Row::median(r.host_us));
         std::printf("\n");
+        // Where the host time goes, per variant (mean of the ranks, median of the repetitions).
+        for (const Row &r : row) {
+          std::printf("#   host steps n=%d %-11s us/it:", n, jacobi::variant_name(r.variant));
+          for (int i = 0; i < jacobi::kHostSteps; ++i)
+            std::printf(" %s %.2f", jacobi::host_step_name(i), Row::median(r.step_us[i]));
+          std::printf("\n");
+        }
       }
       std::fflush(stdout);
       rows.insert(rows.end(), row.begin(), row.end());

@@ -35,6 +35,12 @@ const char *variant_name(Variant v) {
   }
 }
 
+const char *host_step_name(int step) {
+  static const char *const names[kHostSteps] = {"recv",   "pack",   "send",  "wait",
+                                                "unpack", "jacobi", "reduce"};
+  return step >= 0 && step < kHostSteps ? names[step] : "?";
+}
+
 bool parse_variant(const std::string &s, Variant *out) {
   if (s == "classic") *out = Variant::classic;
   else if (s == "mpix") *out = Variant::mpix;

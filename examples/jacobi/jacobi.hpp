@@ -69,7 +69,19 @@ struct Result {
   // Of the timed part, this rank's host thread: time in the loop (enqueueing, or for classic
   // everything), and of that, time blocked waiting for a residual (mpix's one-check-back wait).
   double host_loop_seconds = 0, host_wait_seconds = 0;
+  // Of the timed part, this rank's host thread per step of an iteration (HostStep order):
+  // where the busy time goes, e.g. which enqueue call is slow.
+  double host_step_seconds[7] = {0, 0, 0, 0, 0, 0, 0};
 };
+
+// The steps host_step_seconds counts: the receives posted (MPI_Irecv, MPIX_Irecv_enqueue,
+// MPIX_Startall_enqueue), the pack kernel launched (classic: with its copy out and the
+// synchronisation), the sends, the wait (MPI_Waitall, MPIX_Waitall_enqueue,
+// MPIX_Pwaitall_enqueue), the unpack (classic: with its copy in), the Jacobi update, the
+// residual and its reduction (less the mpix variants' wait for an older one).
+enum HostStep { kStepRecv, kStepPack, kStepSend, kStepWait, kStepUnpack, kStepJacobi, kStepReduce };
+constexpr int kHostSteps = 7;
+const char *host_step_name(int step);
 
 // Runs the solver; collective over @p comm. Errors (MPI or mpix return codes) throw
 // std::runtime_error naming the call.

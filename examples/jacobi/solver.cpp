@@ -47,6 +47,28 @@ struct State {
   MPI_Comm comm = MPI_COMM_NULL;      // classic: the Cartesian communicator; mpix: its stream twin
   std::vector<long> marks;            // mpix: the stream passed check c's allreduce at marks[c]
   PartitionedHalos *halos = nullptr;  // partitioned only
+  double *steps = nullptr;            // timed iterations: Result::host_step_seconds, else null
+};
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Host time per step of an iteration (Result::host_step_seconds): next(k) ends the step
+// running since the last next() (or construction) and counts it to step k.
+class StepClock {
+ public:
+  explicit StepClock(State &s) : steps_(s.steps), t_(steps_ ? now() : 0) {}
+  void next(int k) {
+    if (!steps_) return;
+    const double t = now();
+    steps_[k] += t - t_;
+    t_ = t;
+  }
+
+ private:
+  double *steps_;
+  double t_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -54,12 +76,14 @@ struct State {
 // ---------------------------------------------------------------------------------------------
 void exchange_classic(State &s) {
   const Decomp &d = s.d;
+  StepClock clk(s);
   const bool staged = !s.dev.host_accessible() && !s.p.host_halos;
   s.dev.pack(s.u.get(), d.nx, d.ny, s.send.get());
   if (staged) s.dev.copy_async(s.send_h.get(), s.send.get(), d.halo_total());  // stage out
   // The host waits until the halos are packed -- and until last iteration's unpack has read
   // the receive buffer, which the receives below overwrite.
   s.dev.synchronize();
+  clk.next(kStepPack);
   double *send = staged ? s.send_h.get() : s.send.get();
   double *recv = staged ? s.recv_h.get() : s.recv.get();
   MPI_Request req[8];
@@ -69,14 +93,18 @@ void exchange_classic(State &s) {
       check_mpi(MPI_Irecv(recv + d.halo_off(side), d.halo_len(side), MPI_DOUBLE, d.nbr[side],
                           opposite(side), s.comm, &req[n++]),
                 "MPI_Irecv");
+  clk.next(kStepRecv);
   for (int side = 0; side < 4; ++side)
     if (d.nbr[side] != MPI_PROC_NULL)
       check_mpi(MPI_Isend(send + d.halo_off(side), d.halo_len(side), MPI_DOUBLE, d.nbr[side], side,
                           s.comm, &req[n++]),
                 "MPI_Isend");
-  check_mpi(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall");          // host waits for MPI
+  clk.next(kStepSend);
+  check_mpi(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall");  // host waits for MPI
+  clk.next(kStepWait);
   if (staged) s.dev.copy_async(s.recv.get(), s.recv_h.get(), d.halo_total());  // stage in
   s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
+  clk.next(kStepUnpack);
 }
 
 void reduce_classic(State &s, int c) {
@@ -91,6 +119,7 @@ void reduce_classic(State &s, int c) {
 // ---------------------------------------------------------------------------------------------
 void exchange_mpix(State &s) {
   const Decomp &d = s.d;
+  StepClock clk(s);
   MPI_Request req[8];
   int n = 0;
   // Posted when the stream gets here, i.e. after last iteration's unpack has read the buffer.
@@ -99,7 +128,9 @@ void exchange_mpix(State &s) {
       check_mpi(MPIX_Irecv_enqueue(s.recv.get() + d.halo_off(side), d.halo_len(side), MPI_DOUBLE,
                                    d.nbr[side], opposite(side), s.comm, &req[n++]),
                 "MPIX_Irecv_enqueue");
+  clk.next(kStepRecv);
   s.dev.pack(s.u.get(), d.nx, d.ny, s.send.get());
+  clk.next(kStepPack);
   // Sent when the stream gets here, i.e. once the pack has run. Device buffers are staged by
   // mpix in stream order.
   for (int side = 0; side < 4; ++side)
@@ -107,10 +138,13 @@ void exchange_mpix(State &s) {
       check_mpi(MPIX_Isend_enqueue(s.send.get() + d.halo_off(side), d.halo_len(side), MPI_DOUBLE,
                                    d.nbr[side], side, s.comm, &req[n++]),
                 "MPIX_Isend_enqueue");
+  clk.next(kStepSend);
   // The stream (not the host) waits for all eight; the next pack cannot overwrite a send
   // buffer still in flight, and the unpack reads only landed data.
   check_mpi(MPIX_Waitall_enqueue(n, req, MPI_STATUSES_IGNORE), "MPIX_Waitall_enqueue");
+  clk.next(kStepWait);
   s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
+  clk.next(kStepUnpack);
 }
 
 void reduce_mpix(State &s, int c) {
@@ -214,16 +248,21 @@ class PartitionedHalos {
 void exchange_partitioned(State &s) {
   const Decomp &d = s.d;
   PartitionedHalos &h = *s.halos;
+  StepClock clk(s);
   // A new round of every request when the stream gets here: the receives are posted after last
   // iteration's unpack has read the buffer, and the sends become active for the pack kernel.
   // (One stream call for all of them: MPIX_Startall_enqueue.)
   check_mpi(MPIX_Startall_enqueue(h.n, h.req), "MPIX_Startall_enqueue");
+  clk.next(kStepRecv);
   // Writes each halo partition, then marks it ready (device MPIX_Pready): it is sent as soon as
   // it is marked, with no stream trigger or host call in between.
   s.dev.pack_pready(s.u.get(), d.nx, d.ny, s.send.get(), h.ready);
+  clk.next(kStepPack);
   // The stream waits for every round: the send buffer may be packed again, the halos landed.
   check_mpi(MPIX_Pwaitall_enqueue(h.n, h.req, MPI_STATUSES_IGNORE), "MPIX_Pwaitall_enqueue");
+  clk.next(kStepWait);
   s.dev.unpack(s.recv.get(), d.nx, d.ny, d.have(), s.u.get());
+  clk.next(kStepUnpack);
 }
 
 // An MPIX_Stream over the device's stream and a stream communicator over the Cartesian one.
@@ -260,10 +299,6 @@ void init_field(State &s) {
   // Both arrays carry the boundary ring: the update writes only interior cells.
   s.dev.upload(s.u.get(), h.data(), h.size());
   s.dev.upload(s.unew.get(), h.data(), h.size());
-}
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -330,13 +365,22 @@ Result solve(MPI_Comm comm, const Params &p, Device &dev) {
       check_mpi(MPI_Barrier(d.cart), "MPI_Barrier");
       t0 = now();
       it_timed = true;
+      s.steps = r.host_step_seconds;
     }
     exchange(s);
-    dev.jacobi(s.u.get(), s.unew.get(), d.nx, d.ny);
+    {
+      StepClock clk(s);
+      dev.jacobi(s.u.get(), s.unew.get(), d.nx, d.ny);
+      clk.next(kStepJacobi);
+    }
     bool stop = false;
     if ((it + 1) % p.check_every == 0) {
       const int c = (it + 1) / p.check_every - 1;
-      reduce(s, c);
+      {
+        StepClock clk(s);
+        reduce(s, c);
+        clk.next(kStepReduce);
+      }
       // Stopping rule, the same in every variant so they stop at the same iteration: at check
       // c, look at check c-1. The mpix host thus never waits for the reduction it has just
       // enqueued, only for one enqueued K iterations ago; that wait also keeps the host from
