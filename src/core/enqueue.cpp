@@ -78,16 +78,17 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
   }
   const bool fuse_in = stg && stg->fuses_copy_in(ex);
   if (fired || fuse_in) {
-    if (!fired) {
-      MPIX_TRY(fault_point("trigger"));
-      MPIX_TRY(ex.write_value(fire.word, fire.value));
-      *triggered = true;
-    }
+    // Not fired yet: the fused kernel writes the trigger before it waits (one stream operation
+    // for the trigger, the wait and the copy in).
+    if (!fired) MPIX_TRY(fault_point("trigger"));
     MPIX_TRY(fault_point("wait"));
     if (!fuse_in) return ex.wait_value(done_word, done_value);
+    const StreamMemOp pre{StreamMemOp::write, fire.word, fire.value};
+    MPIX_TRY(stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
+                                   s.peek_next_threshold(), nullptr, 0, fired ? nullptr : &pre));
+    *triggered = true;
     *copied_in = true;
-    return stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
-                                 s.peek_next_threshold(), nullptr, 0);
+    return {};
   }
   MPIX_TRY(fault_point("trigger_and_wait"));
   const StreamMemOp ops[2] = {{StreamMemOp::write, fire.word, fire.value},
@@ -263,17 +264,32 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
           if (ops[k] && ops[k]->stager) MPIX_TRY(ops[k]->stager->before_wait(*ex));
       }
       // Receives that may complete a peer's send (Stager::waits_first) wait and copy in
-      // before the others wait, after any deferred trigger.
-      if (!waits_first.empty()) MPIX_TRY(flush_deferred_trigger(s, *ex));
-      // Deferred triggers of these (or earlier) ops go first, in the batch of the other waits.
-      const uint64_t t = s.take_deferred();
+      // before the others wait. A deferred trigger of these (or earlier) ops goes before every
+      // wait: the first fused kernel of the group writes it before it waits (pre_at), where the
+      // group's first wait is one; else a stream write before a waits_first receive that does
+      // not fuse, or the first entry of the batch of the other waits.
+      uint64_t t = s.take_deferred();
+      int pre_at = -1;
+      if (t && !waits_first.empty()) {
+        if (ops[waits_first.front()]->stager->fuses_copy_in(*ex)) {
+          pre_at = waits_first.front();
+        } else {
+          MPIX_TRY(ex->write_value(s.trigger_word(), t));
+          t = 0;
+        }
+      } else if (t && !fused.empty()) {
+        pre_at = fused.front();
+      }
+      const StreamMemOp pre{StreamMemOp::write, s.trigger_word(), t};
+      if (pre_at >= 0) t = 0;
       if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
       const StreamMemOp *first = waits.data() + (t ? 0 : 1);
       const std::size_t n = waits.size() - (t ? 0 : 1);
-      // Without a trigger to write, the other waits ride in the last fused kernel of the group
-      // (after its copy: a waits_first receive's copy must not wait for them), instead of a
-      // stream operation of their own: a halo exchange's Waitall of {receive, send} is then one
-      // kernel launch. The kernel takes few waits; the backend batches the rest after it.
+      // Without a trigger to write in the batch, the other waits ride in the last fused kernel
+      // of the group (after its copy: a waits_first receive's copy must not wait for them),
+      // instead of a stream operation of their own: a halo exchange's Waitall of {receive,
+      // send} is then one kernel launch. The kernel takes few waits; the backend batches the
+      // rest after it.
       int carrier = -1;
       if (!t && n > 0) {
         if (!fused.empty()) carrier = fused.back();
@@ -282,9 +298,9 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       }
       auto fused_copy = [&](int k) -> Status {
         const bool carries = k == carrier;
-        MPIX_TRY(ops[k]->stager->wait_and_copy_in(*ex, ops[k]->done.word, ops[k]->done_value,
-                                                  s.trigger_word(), s.peek_next_threshold(),
-                                                  carries ? first : nullptr, carries ? n : 0));
+        MPIX_TRY(ops[k]->stager->wait_and_copy_in(
+            *ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(), s.peek_next_threshold(),
+            carries ? first : nullptr, carries ? n : 0, k == pre_at ? &pre : nullptr));
         s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
         return {};
       };

@@ -78,15 +78,18 @@ class Stager {
   // The completion wait and the copies in as one stream operation (a kernel that spins on the
   // completion word, then copies): whether this op can on @p ex, and doing it in place of the
   // wait for *@p done_word to reach @p done_value followed by after_wait. The stream then also
-  // waits for the @p nthen waits of @p then (ExecStream::wait_then_copy_prefix).
+  // waits for the @p nthen waits of @p then (ExecStream::wait_then_copy_prefix); @p pre (a
+  // write, or null) goes first, before the wait (a deferred trigger, the op's own maybe).
   virtual bool fuses_copy_in(ExecStream &ex) const {
     (void)ex;
     return false;
   }
   virtual Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                                   const uint64_t *trigger_word, uint64_t next_threshold,
-                                  const StreamMemOp *then, std::size_t nthen) {
+                                  const StreamMemOp *then, std::size_t nthen,
+                                  const StreamMemOp *pre = nullptr) {
     (void)ex;
+    (void)pre;
     (void)done_word;
     (void)done_value;
     (void)trigger_word;

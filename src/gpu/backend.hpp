@@ -37,12 +37,14 @@ struct StreamMemOp {
 };
 
 // Waits a GPU backend's fused receive kernel makes after its copy (ExecStream::
-// wait_then_copy_prefix): the first n of word (device addresses) until each reaches its value.
+// wait_then_copy_prefix): the first n of word (device addresses) until each reaches its value;
+// and the write it makes before it waits: pre_value to pre_word (a device address; 0: none).
 // A kernel argument, passed by value.
 struct ThenWaits {
   uint64_t word[4];
   uint64_t value[4];
   unsigned n;
+  uint64_t pre_word, pre_value;
 };
 
 // An array of device words that must each reach one value (the device marks of a direct
@@ -153,11 +155,14 @@ class ExecStream {
   // copies, where can_fuse_copy and can_copy_prefix say so); then the @p nthen waits of
   // @p then (other requests of one MPIX_Waitall_enqueue), which the same kernel makes after its
   // copy where it can (at most kMaxThenWaits), instead of a stream operation of their own.
+  // @p pre (a write, or null): made first, before the wait (a stream's deferred trigger, which
+  // the awaited op may need to be posted at all), by the same kernel where it can.
   static constexpr std::size_t kMaxThenWaits = sizeof(ThenWaits::word) / sizeof(uint64_t);
   virtual Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst,
                                        const void *src, std::size_t max_bytes,
                                        const uint64_t *len_word, const StreamMemOp *then,
-                                       std::size_t nthen) {
+                                       std::size_t nthen, const StreamMemOp *pre = nullptr) {
+    if (pre) MPIX_TRY(batch(pre, 1));
     MPIX_TRY(wait_value(word, value));
     MPIX_TRY(copy_prefix_async(dst, src, max_bytes, len_word));
     return nthen ? batch(then, nthen) : Status{};

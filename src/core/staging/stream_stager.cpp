@@ -75,16 +75,17 @@ bool StreamStager::fuses_copy_in(ExecStream &ex) const {
 Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
                                       uint64_t done_value, const uint64_t *trigger_word,
                                       uint64_t next_threshold, const StreamMemOp *then,
-                                      std::size_t nthen) {
+                                      std::size_t nthen, const StreamMemOp *pre) {
   // Claimed like after_wait's copy: a host MPI_Wait that came first copied already, and the
   // stream then only waits.
   if (!claim_copy_in()) {
+    if (pre) MPIX_TRY(ex.batch(pre, 1));
     MPIX_TRY(ex.wait_value(done_word, done_value));
     return nthen ? ex.batch(then, nthen) : Status{};
   }
   const StagedCopy &c = b_.in;
   MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word,
-                                    then, nthen));
+                                    then, nthen, pre));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};

@@ -39,7 +39,8 @@ class StreamStager : public Stager {
   bool fuses_copy_in(ExecStream &ex) const override;
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                           const uint64_t *trigger_word, uint64_t next_threshold,
-                          const StreamMemOp *then, std::size_t nthen) override;
+                          const StreamMemOp *then, std::size_t nthen,
+                          const StreamMemOp *pre = nullptr) override;
   Status on_complete(const MPI_Status &st, bool *copying) override;
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;

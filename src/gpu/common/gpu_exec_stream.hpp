@@ -257,6 +257,18 @@ class GpuExecStream final : public ExecStream {
 
   // @p ops as a kernel's list of waits (device addresses), where they are at most
   // kMaxThenWaits and all waits; *@p tw stays empty (n 0) where not.
+  // The write a fused receive kernel makes before it waits (@p pre null: none): false where the
+  // kernel cannot reach the word (the caller then writes it as a stream operation).
+  bool fold_pre(const StreamMemOp *pre, ThenWaits *tw) const {
+    if (!pre) return true;
+    if (pre->kind != StreamMemOp::write) return false;
+    tw->pre_value = pre->value;
+    if (pre->device_word) {
+      tw->pre_word = reinterpret_cast<uint64_t>(pre->word);
+      return true;
+    }
+    return signals_->device_address(pre->word, &tw->pre_word).is_ok();
+  }
   bool fold_waits(const StreamMemOp *ops, std::size_t n, ThenWaits *tw) const {
     if (n > kMaxThenWaits) return false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -297,15 +309,17 @@ class GpuExecStream final : public ExecStream {
 
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
                                std::size_t max_bytes, const uint64_t *len_word,
-                               const StreamMemOp *then, std::size_t nthen) override {
-    if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word))
+                               const StreamMemOp *then, std::size_t nthen,
+                               const StreamMemOp *pre = nullptr) override {
+    ThenWaits tw{};
+    if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word) ||
+        !fold_pre(pre, &tw))
       return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
-                                               nthen);
+                                               nthen, pre);
     uint64_t dev_word = 0;
     MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(word), &dev_word));
-    // The other waits go into the kernel where they are few and all waits (a deferred trigger
-    // write keeps its stream operation), else into a batch after it.
-    ThenWaits tw{};
+    // The other waits go into the kernel where they are few and all waits, else into a batch
+    // after it.
     const bool fold = fold_waits(then, nthen, &tw);
     {
       DeviceGuard<Api> g(device_);

@@ -238,6 +238,16 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
   if (threadIdx.x == 0) store_release(word, value, false);
 }
 
+// The write of ThenWaits made before a fused receive waits (a deferred trigger: the host may
+// post the awaited op only once it sees it). Earlier stream work (a copy out into a bounce
+// buffer the agent will read) finished before this kernel started; the release at system scope
+// makes the store visible to the host without a fence after it.
+__device__ void write_pre(const ThenWaits &then) {
+  if (then.pre_word)
+    store_release(reinterpret_cast<volatile unsigned long long *>(then.pre_word), then.pre_value,
+                  false);
+}
+
 // The waits of ThenWaits by one thread (the kernel's stream goes on once all are reached).
 __device__ void wait_then(const ThenWaits &then) {
   for (unsigned i = 0; i < then.n; ++i)
@@ -287,7 +297,10 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
                                volatile unsigned long long *len, ThenWaits then) {
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
-  if (threadIdx.x == 0) spin_acquire(word, value);
+  if (threadIdx.x == 0) {
+    write_pre(then);
+    spin_acquire(word, value);
+  }
   __syncthreads();
   const bool speculate = max <= kSpeculate && reinterpret_cast<unsigned long long>(src) % 16 == 0;
   if (threadIdx.x == 0) {
@@ -330,6 +343,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
+      write_pre(then);
       spin_acquire(word, value);
       const LenWords w = load_len(len);
       wait_gate(w);
