@@ -63,7 +63,8 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
     const StreamMemOp r = ready_write(fire);
     MPIX_TRY(ex.batch(&r, 1));
   }
-  if (fire.word == s.trigger_word()) s.take_deferred();
+  // Deferred copies out go before this op's trigger (and the deferred trigger with them).
+  if (fire.word == s.trigger_word() && !s.deferred_copies()) s.take_deferred();
   else MPIX_TRY(flush_deferred_trigger(s, ex));
   *triggered = fired;
   if (stg && stg->copies_before_wait()) {
@@ -83,7 +84,7 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
     if (!fired) MPIX_TRY(fault_point("trigger"));
     MPIX_TRY(fault_point("wait"));
     if (!fuse_in) return ex.wait_value(done_word, done_value);
-    const StreamMemOp pre{StreamMemOp::write, fire.word, fire.value};
+    const PreWork pre{{StreamMemOp::write, fire.word, fire.value}};
     MPIX_TRY(stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
                                    s.peek_next_threshold(), nullptr, 0, fired ? nullptr : &pre));
     *triggered = true;
@@ -150,13 +151,25 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // A small dense copy out and the trigger it precedes run as one stream operation where the
   // stream can (a GPU kernel that copies, then stores the trigger): unless the trigger is
   // deferred, or the provider fires the op another way.
+  // Where the stream defers a nonblocking op's trigger, such a copy out is deferred with it
+  // (Stream::defer_copy): the stream's next flush copies every deferred piece and writes the
+  // trigger in one kernel, the fused receive of an MPIX_Waitall_enqueue among them.
   bool fired = false;
   if (stg) {
     if (faults) st = fault_hit("copy_out");
-    if (st.is_ok() && fire.word == s.trigger_word() && !s.defers_triggers() &&
-        stg->fuses_copy_out(*ex)) {
-      st = stg->copy_out_and_trigger(*ex, fire.word, fire.value);
-      fired = st.is_ok();
+    CopyPiece piece;
+    if (st.is_ok() && fire.word == s.trigger_word() && stg->fuses_copy_out(*ex)) {
+      if (!s.defers_triggers()) {
+        st = stg->copy_out_and_trigger(*ex, fire.word, fire.value);
+        fired = st.is_ok();
+      } else if (request && stg->copy_out_piece(&piece)) {
+        if (!s.defer_copy(piece)) {
+          st = flush_deferred_trigger(s, *ex);
+          if (st.is_ok()) s.defer_copy(piece);
+        }
+      } else {
+        st = stg->before_trigger(*ex, s.trigger_word(), op->threshold);
+      }
     } else if (st.is_ok()) {
       st = stg->before_trigger(*ex, s.trigger_word(), op->threshold);
     }
@@ -196,6 +209,10 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
 
 Status flush_deferred_trigger(Stream &s, ExecStream &ex) {
   const uint64_t t = s.take_deferred();
+  if (const std::size_t n = s.deferred_copies()) {
+    s.clear_deferred_copies();
+    return ex.copies_then_write(s.deferred_copy_list(), n, s.trigger_word(), t);
+  }
   return t ? ex.write_value(s.trigger_word(), t) : Status{};
 }
 
@@ -268,19 +285,26 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       // wait: the first fused kernel of the group writes it before it waits (pre_at), where the
       // group's first wait is one; else a stream write before a waits_first receive that does
       // not fuse, or the first entry of the batch of the other waits.
-      uint64_t t = s.take_deferred();
+      // Deferred copies out (Stream::defer_copy) go with the trigger: into the kernel that
+      // writes it, or a kernel of their own just before (flush_deferred_trigger).
       int pre_at = -1;
+      if (s.deferred_copies() && waits_first.empty() && fused.empty())
+        MPIX_TRY(flush_deferred_trigger(s, *ex));
+      uint64_t t = s.take_deferred();
       if (t && !waits_first.empty()) {
         if (ops[waits_first.front()]->stager->fuses_copy_in(*ex)) {
           pre_at = waits_first.front();
         } else {
-          MPIX_TRY(ex->write_value(s.trigger_word(), t));
+          s.defer_trigger(t);
+          MPIX_TRY(flush_deferred_trigger(s, *ex));
           t = 0;
         }
       } else if (t && !fused.empty()) {
         pre_at = fused.front();
       }
-      const StreamMemOp pre{StreamMemOp::write, s.trigger_word(), t};
+      const PreWork pre{{StreamMemOp::write, s.trigger_word(), t},
+                        s.deferred_copy_list(),
+                        pre_at >= 0 ? s.deferred_copies() : 0};
       if (pre_at >= 0) t = 0;
       if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
       const StreamMemOp *first = waits.data() + (t ? 0 : 1);
@@ -301,6 +325,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         MPIX_TRY(ops[k]->stager->wait_and_copy_in(
             *ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(), s.peek_next_threshold(),
             carries ? first : nullptr, carries ? n : 0, k == pre_at ? &pre : nullptr));
+        if (k == pre_at) s.clear_deferred_copies();
         s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
         return {};
       };

@@ -35,6 +35,8 @@ class Backend;
 class ExecStream;
 class Provider;
 struct StreamMemOp;
+struct PreWork;
+struct CopyPiece;
 
 // How one op's staged buffers are copied, chosen once per op by staging_setup:
 //   StreamStager    (staging/stream_stager.hpp): the stream copies, out before the op's trigger,
@@ -75,11 +77,17 @@ class Stager {
     (void)value;
     return make_status(MPI_ERR_INTERN, "this stager cannot fuse its copy out");
   }
+  // Where fuses_copy_out: the copy out as one piece (plain addresses), for a stream that defers
+  // it with its trigger (Stream::defer_copy); false where it is not one dense piece.
+  virtual bool copy_out_piece(CopyPiece *piece) const {
+    (void)piece;
+    return false;
+  }
   // The completion wait and the copies in as one stream operation (a kernel that spins on the
   // completion word, then copies): whether this op can on @p ex, and doing it in place of the
   // wait for *@p done_word to reach @p done_value followed by after_wait. The stream then also
-  // waits for the @p nthen waits of @p then (ExecStream::wait_then_copy_prefix); @p pre (a
-  // write, or null) goes first, before the wait (a deferred trigger, the op's own maybe).
+  // waits for the @p nthen waits of @p then (ExecStream::wait_then_copy_prefix); @p pre (or
+  // null) goes first, before the wait (deferred copies out and trigger, the op's own maybe).
   virtual bool fuses_copy_in(ExecStream &ex) const {
     (void)ex;
     return false;
@@ -87,7 +95,7 @@ class Stager {
   virtual Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                                   const uint64_t *trigger_word, uint64_t next_threshold,
                                   const StreamMemOp *then, std::size_t nthen,
-                                  const StreamMemOp *pre = nullptr) {
+                                  const PreWork *pre = nullptr) {
     (void)ex;
     (void)pre;
     (void)done_word;

@@ -62,11 +62,26 @@ class Stream {
   bool defers_triggers() const { return defer_triggers_; }
   void defer_trigger(uint64_t threshold) { deferred_ = threshold; }
   // The deferred threshold to write now (0: none); a later write covers it, so it is cleared.
+  // Where copies out are deferred too (deferred_copies), they must run first: flush_deferred_
+  // trigger (core/enqueue.hpp) does both.
   uint64_t take_deferred() {
     const uint64_t t = deferred_;
     deferred_ = 0;
     return t;
   }
+  // A deferred nonblocking send's copy out of device memory (a dense piece one kernel copies):
+  // made with the deferred trigger, before it, by the same kernel where the stream can
+  // (ExecStream::copies_then_write, or the fused receive of the next MPIX_Waitall_enqueue);
+  // false when kMaxDeferredCopies are held already (flush them first).
+  static constexpr std::size_t kMaxDeferredCopies = 4;
+  bool defer_copy(const CopyPiece &p) {
+    if (ncopies_ == kMaxDeferredCopies) return false;
+    copies_[ncopies_++] = p;
+    return true;
+  }
+  std::size_t deferred_copies() const { return ncopies_; }
+  const CopyPiece *deferred_copy_list() const { return copies_; }
+  void clear_deferred_copies() { ncopies_ = 0; }
 
   // Whether host-side MPI calls ordered after the stream (plain MPI calls on its stream
   // communicators, MPIX_Stream_send & co. on a multiplex communicator) synchronise it first:
@@ -108,6 +123,8 @@ class Stream {
   bool defer_triggers_ = false;
   bool sync_plain_ = false;
   uint64_t deferred_ = 0;  // highest threshold armed but not yet written to the stream
+  CopyPiece copies_[kMaxDeferredCopies] = {};  // deferred copies out (defer_copy), ncopies_ of them
+  std::size_t ncopies_ = 0;
   SignalWord trigger_;
   std::atomic<unsigned> err_unreported_{0};  // kErrSync | kErrWait: who has not reported it
   std::mutex err_mu_;

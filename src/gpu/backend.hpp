@@ -38,13 +38,25 @@ struct StreamMemOp {
 
 // Waits a GPU backend's fused receive kernel makes after its copy (ExecStream::
 // wait_then_copy_prefix): the first n of word (device addresses) until each reaches its value;
-// and the write it makes before it waits: pre_value to pre_word (a device address; 0: none).
-// A kernel argument, passed by value.
+// and what it does before it waits (PreWork): the npre copies {pre_dst, pre_src, pre_len}, then
+// the write of pre_value to pre_word (a device address; 0: none). A kernel argument, passed by
+// value.
 struct ThenWaits {
   uint64_t word[4];
   uint64_t value[4];
   unsigned n;
+  unsigned npre;
   uint64_t pre_word, pre_value;
+  uint64_t pre_dst[4], pre_src[4], pre_len[4];
+};
+
+// What a fused receive does before it waits (ExecStream::wait_then_copy_prefix): a stream's
+// deferred copies out (Stream::defer_copy; dense, each small enough for one kernel, plain
+// addresses), then its deferred trigger write, which the awaited op may need to be posted.
+struct PreWork {
+  StreamMemOp write;
+  const CopyPiece *copies = nullptr;
+  std::size_t ncopies = 0;
 };
 
 // An array of device words that must each reach one value (the device marks of a direct
@@ -155,17 +167,34 @@ class ExecStream {
   // copies, where can_fuse_copy and can_copy_prefix say so); then the @p nthen waits of
   // @p then (other requests of one MPIX_Waitall_enqueue), which the same kernel makes after its
   // copy where it can (at most kMaxThenWaits), instead of a stream operation of their own.
-  // @p pre (a write, or null): made first, before the wait (a stream's deferred trigger, which
-  // the awaited op may need to be posted at all), by the same kernel where it can.
+  // @p pre (or null): done first, before the wait, by the same kernel where it can.
   static constexpr std::size_t kMaxThenWaits = sizeof(ThenWaits::word) / sizeof(uint64_t);
   virtual Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst,
                                        const void *src, std::size_t max_bytes,
                                        const uint64_t *len_word, const StreamMemOp *then,
-                                       std::size_t nthen, const StreamMemOp *pre = nullptr) {
-    if (pre) MPIX_TRY(batch(pre, 1));
+                                       std::size_t nthen, const PreWork *pre = nullptr) {
+    if (pre) MPIX_TRY(run_pre(*pre));
     MPIX_TRY(wait_value(word, value));
     MPIX_TRY(copy_prefix_async(dst, src, max_bytes, len_word));
     return nthen ? batch(then, nthen) : Status{};
+  }
+  // In stream order, @p n copies (plain addresses), then the write of @p value to @p word: a
+  // stream's deferred copies out and trigger. A GPU stream copies up to kMaxPreCopies small
+  // pieces in one kernel that then stores (as copy_then_write does one).
+  static constexpr std::size_t kMaxPreCopies = sizeof(ThenWaits::pre_dst) / sizeof(uint64_t);
+  virtual Status copies_then_write(const CopyPiece *pieces, std::size_t n, uint64_t *word,
+                                   uint64_t value) {
+    for (std::size_t i = 0; i < n; ++i)
+      MPIX_TRY(copy_async(reinterpret_cast<void *>(pieces[i].dst),
+                          reinterpret_cast<const void *>(pieces[i].src),
+                          static_cast<std::size_t>(pieces[i].len)));
+    return write_value(word, value);
+  }
+  // @p pre as stream operations of its own.
+  Status run_pre(const PreWork &pre) {
+    if (pre.ncopies)
+      return copies_then_write(pre.copies, pre.ncopies, pre.write.word, pre.write.value);
+    return batch(&pre.write, 1);
   }
   // Blocks the calling thread until all work enqueued so far has run.
   virtual Status synchronize() = 0;

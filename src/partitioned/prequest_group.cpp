@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/comm_ctx.hpp"
+#include "core/enqueue.hpp"
 #include "core/stream.hpp"
 #include "gpu/backend.hpp"
 #include "partitioned/prequest.hpp"
@@ -80,6 +81,8 @@ Status PRequest::enqueue_waits(const std::vector<PRequest *> &rs,
   // The stream's deferred trigger first (ops before these waits must be able to fire), then
   // each request's waits and writes.
   Stream *stream = rs[0]->ctx_->stream.get();
+  // Deferred copies out must run before that trigger: then a kernel writes both first.
+  if (stream->deferred_copies()) MPIX_TRY(flush_deferred_trigger(*stream, *ex));
   std::vector<StreamMemOp> ops{{StreamMemOp::write, stream->trigger_word(), 0}};
   for (std::size_t i = 0; i < rs.size(); ++i) MPIX_TRY(rs[i]->pwait_ops(statuses[i], &ops));
   ops[0].value = stream->take_deferred();

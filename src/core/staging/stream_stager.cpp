@@ -59,6 +59,14 @@ Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word
   return ex.copy_then_write(c.bounce, c.user, c.bytes, trigger_word, value);
 }
 
+bool StreamStager::copy_out_piece(CopyPiece *piece) const {
+  if (b_.nout != 1 || b_.out[0].runs) return false;
+  const StagedCopy &c = b_.out[0];
+  *piece = CopyPiece{reinterpret_cast<uint64_t>(c.bounce), reinterpret_cast<uint64_t>(c.user),
+                     c.bytes, 0};
+  return true;
+}
+
 std::size_t StreamStager::fused_copy_in_max() {
   static const std::size_t most =
       static_cast<std::size_t>(setting_long(StagingSetting::staging_fuse_in_max));
@@ -75,11 +83,11 @@ bool StreamStager::fuses_copy_in(ExecStream &ex) const {
 Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
                                       uint64_t done_value, const uint64_t *trigger_word,
                                       uint64_t next_threshold, const StreamMemOp *then,
-                                      std::size_t nthen, const StreamMemOp *pre) {
+                                      std::size_t nthen, const PreWork *pre) {
   // Claimed like after_wait's copy: a host MPI_Wait that came first copied already, and the
   // stream then only waits.
   if (!claim_copy_in()) {
-    if (pre) MPIX_TRY(ex.batch(pre, 1));
+    if (pre) MPIX_TRY(ex.run_pre(*pre));
     MPIX_TRY(ex.wait_value(done_word, done_value));
     return nthen ? ex.batch(then, nthen) : Status{};
   }

@@ -40,7 +40,8 @@ class StreamStager : public Stager {
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                           const uint64_t *trigger_word, uint64_t next_threshold,
                           const StreamMemOp *then, std::size_t nthen,
-                          const StreamMemOp *pre = nullptr) override;
+                          const PreWork *pre = nullptr) override;
+  bool copy_out_piece(CopyPiece *piece) const override;
   Status on_complete(const MPI_Status &st, bool *copying) override;
   void on_done(const MPI_Status &st) override;
   void *direct_target() override;

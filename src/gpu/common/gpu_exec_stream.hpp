@@ -257,17 +257,36 @@ class GpuExecStream final : public ExecStream {
 
   // @p ops as a kernel's list of waits (device addresses), where they are at most
   // kMaxThenWaits and all waits; *@p tw stays empty (n 0) where not.
-  // The write a fused receive kernel makes before it waits (@p pre null: none): false where the
-  // kernel cannot reach the word (the caller then writes it as a stream operation).
-  bool fold_pre(const StreamMemOp *pre, ThenWaits *tw) const {
-    if (!pre) return true;
-    if (pre->kind != StreamMemOp::write) return false;
-    tw->pre_value = pre->value;
-    if (pre->device_word) {
-      tw->pre_word = reinterpret_cast<uint64_t>(pre->word);
+  // What a fused receive kernel does before it waits: false where the kernel cannot (copies
+  // with a receive the kernel's grid copies, too many of them, a word it cannot reach).
+  bool fold_pre(const PreWork &pre, std::size_t max_bytes, ThenWaits *tw) const {
+    if (pre.write.kind != StreamMemOp::write || pre.ncopies > kMaxPreCopies) return false;
+    if (pre.ncopies && !Api::fused_receive_one_block(max_bytes, fuse_slot_)) return false;
+    for (std::size_t i = 0; i < pre.ncopies; ++i) {
+      tw->pre_dst[i] = pre.copies[i].dst;
+      tw->pre_src[i] = pre.copies[i].src;
+      tw->pre_len[i] = pre.copies[i].len;
+    }
+    tw->npre = static_cast<unsigned>(pre.ncopies);
+    tw->pre_value = pre.write.value;
+    if (pre.write.device_word) {
+      tw->pre_word = reinterpret_cast<uint64_t>(pre.write.word);
       return true;
     }
-    return signals_->device_address(pre->word, &tw->pre_word).is_ok();
+    return signals_->device_address(pre.write.word, &tw->pre_word).is_ok();
+  }
+  // copies_then_write by one kernel: up to kMaxPreCopies pieces the stream's kernels reach
+  // (a stream's deferred copies out, each checked by can_fuse_copy when it was deferred).
+  Status copies_then_write(const CopyPiece *pieces, std::size_t n, uint64_t *word,
+                           uint64_t value) override {
+    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || n == 0 || n > kMaxPreCopies)
+      return ExecStream::copies_then_write(pieces, n, word, value);
+    ThenWaits tw{};
+    const PreWork pre{{StreamMemOp::write, word, value}, pieces, n};
+    if (!fold_pre(pre, 0, &tw)) return ExecStream::copies_then_write(pieces, n, word, value);
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::copies_write_kernel(s_, tw);
   }
   bool fold_waits(const StreamMemOp *ops, std::size_t n, ThenWaits *tw) const {
     if (n > kMaxThenWaits) return false;
@@ -310,12 +329,17 @@ class GpuExecStream final : public ExecStream {
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
                                std::size_t max_bytes, const uint64_t *len_word,
                                const StreamMemOp *then, std::size_t nthen,
-                               const StreamMemOp *pre = nullptr) override {
+                               const PreWork *pre = nullptr) override {
     ThenWaits tw{};
-    if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word) ||
-        !fold_pre(pre, &tw))
+    if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word))
       return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
                                                nthen, pre);
+    // What comes before the wait goes into the kernel where it can (one block: its threads
+    // copy, meet, then one stores); else it is a launch of its own first.
+    if (pre && !fold_pre(*pre, max_bytes, &tw)) {
+      MPIX_TRY(run_pre(*pre));
+      return wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then, nthen);
+    }
     uint64_t dev_word = 0;
     MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(word), &dev_word));
     // The other waits go into the kernel where they are few and all waits, else into a batch

@@ -240,13 +240,29 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
 
 // The write of ThenWaits made before a fused receive waits (a deferred trigger: the host may
 // post the awaited op only once it sees it). Earlier stream work (a copy out into a bounce
-// buffer the agent will read) finished before this kernel started; the release at system scope
-// makes the store visible to the host without a fence after it.
+// buffer the agent will read) finished before this kernel started, and this block's own copies
+// (pre_copies) before the barrier that precedes the call; the release at system scope makes
+// them visible to the host before the store, and no fence is needed after it.
 __device__ void write_pre(const ThenWaits &then) {
   if (then.pre_word)
     store_release(reinterpret_cast<volatile unsigned long long *>(then.pre_word), then.pre_value,
                   false);
 }
+
+// The copies of ThenWaits made before its write (a stream's deferred copies out, into bounce
+// buffers the agent sends from once it sees the write), by the whole block; then the write.
+__device__ void pre_copies_and_write(const ThenWaits &then) {
+  if (then.npre) {
+    for (unsigned i = 0; i < then.npre; ++i)
+      copy_bytes(reinterpret_cast<char *>(then.pre_dst[i]),
+                 reinterpret_cast<const char *>(then.pre_src[i]), then.pre_len[i]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) write_pre(then);
+}
+
+// ExecStream::copies_then_write as one kernel of one block.
+__global__ void copies_then_store(ThenWaits then) { pre_copies_and_write(then); }
 
 // The waits of ThenWaits by one thread (the kernel's stream goes on once all are reached).
 __device__ void wait_then(const ThenWaits &then) {
@@ -297,10 +313,8 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
                                volatile unsigned long long *len, ThenWaits then) {
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
-  if (threadIdx.x == 0) {
-    write_pre(then);
-    spin_acquire(word, value);
-  }
+  pre_copies_and_write(then);
+  if (threadIdx.x == 0) spin_acquire(word, value);
   __syncthreads();
   const bool speculate = max <= kSpeculate && reinterpret_cast<unsigned long long>(src) % 16 == 0;
   if (threadIdx.x == 0) {
@@ -343,7 +357,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
-      write_pre(then);
+      write_pre(then);  // never copies here (ExecStream::wait_then_copy_prefix: one block only)
       spin_acquire(word, value);
       const LenWords w = load_len(len);
       wait_gate(w);
@@ -442,15 +456,29 @@ Status CudaApi::waits_copy_write_kernel(stream_t s, uint64_t marks, std::size_t 
                        local_dst);
 }
 
+Status CudaApi::copies_write_kernel(stream_t s, const ThenWaits &then) {
+  return launch_kernel(copies_then_store, 1, 256, s, then);
+}
+
+namespace {
+// A fused receive's grid: a block per 4 KiB, up to 16 (the copy reads pinned host memory, whose
+// latency the loads of many blocks in flight hide), where the stream has a slot for the grid.
+unsigned fused_receive_blocks(std::size_t max_bytes, int slot) {
+  const std::size_t want = (max_bytes + 4095) / 4096;
+  return slot < 0 || want <= 1 ? 1u : want < 16 ? static_cast<unsigned>(want) : 16u;
+}
+}  // namespace
+
+bool CudaApi::fused_receive_one_block(std::size_t max_bytes, int slot) {
+  return fused_receive_blocks(max_bytes, slot) == 1;
+}
+
 Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket,
                                         const ThenWaits &then) {
-  // A block per 4 KiB, up to 16: the copy reads pinned host memory, whose latency the loads of
-  // many blocks in flight hide.
-  const std::size_t want = (max_bytes + 4095) / 4096;
-  const unsigned blocks = want < 16 ? static_cast<unsigned>(want) : 16u;
-  if (slot >= 0 && blocks > 1) {
+  const unsigned blocks = fused_receive_blocks(max_bytes, slot);
+  if (blocks > 1) {
     return launch_kernel(wait_then_copy_grid, blocks, 256, s,
                          reinterpret_cast<const unsigned long long *>(dev_word), value, dst, src,
                          max_bytes,

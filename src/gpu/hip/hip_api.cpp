@@ -226,6 +226,13 @@ Status HipApi::copy_write_kernel(stream_t, void *, const void *, std::size_t, ui
                      "a fused copy and store needs mpix's HIP kernels (build with hipcc)");
 }
 
+Status HipApi::copies_write_kernel(stream_t, const ThenWaits &) {
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "fused copies and a store need mpix's HIP kernels (build with hipcc)");
+}
+
+bool HipApi::fused_receive_one_block(std::size_t, int) { return true; }
+
 int HipApi::fuse_slot_acquire() { return -1; }
 
 Status HipApi::wait_copy_prefix_kernel(stream_t, uint64_t, uint64_t, void *, const void *,

@@ -102,9 +102,15 @@ struct HipApi {
                                         uint64_t value, bool local_dst);
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,
                                   uint64_t dev_word, uint64_t value);
+  // One block copies @p then's pre copies, then stores its pre write (ExecStream::
+  // copies_then_write: a stream's deferred copies out and trigger).
+  static Status copies_write_kernel(stream_t s, const ThenWaits &then);
+  // Whether wait_copy_prefix_kernel runs as one block for @p max_bytes on @p slot (only then
+  // does it make @p then's pre copies).
+  static bool fused_receive_one_block(std::size_t max_bytes, int slot);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
   // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in), then spins
-  // until each of @p then's words reaches its value.
+  // until each of @p then's words reaches its value (first, @p then's pre copies and write).
   static Status wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t value, void *dst,
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket,

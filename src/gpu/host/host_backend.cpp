@@ -13,6 +13,7 @@
 #include "base/waiter.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/backend_entry.hpp"
+#include "gpu/gpu_settings.hpp"
 #include "gpu/host/host_ipc.hpp"
 #include "mpix/mpix_host_stream.h"
 
@@ -85,6 +86,12 @@ class HostExecStream final : public ExecStream {
     return check(rc, "launch(copy_runs)");
   }
   bool can_copy_prefix(const void *, const void *, const uint64_t *) override { return true; }
+  // MPIX_HOST_FUSE (tests): the fused paths a CUDA stream takes, each done by the base class as
+  // the items it stands for (ExecStream::copy_then_write, wait_then_copy_prefix, ...).
+  bool can_fuse_copy(const void *, const void *, std::size_t bytes) override {
+    static const bool on = std::strcmp(setting_str(GpuSetting::host_fuse), "on") == 0;
+    return on && bytes <= 64 * 1024;
+  }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                            const uint64_t *len_word, uint64_t skip) override {
     struct Copy {
