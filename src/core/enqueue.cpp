@@ -211,6 +211,8 @@ Status flush_deferred_trigger(Stream &s, ExecStream &ex) {
   const uint64_t t = s.take_deferred();
   if (const std::size_t n = s.deferred_copies()) {
     s.clear_deferred_copies();
+    // Every deferred copy's op deferred its trigger too (enqueue_op).
+    if (!t) return make_status(MPI_ERR_INTERN, "deferred copies out without a deferred trigger");
     return ex.copies_then_write(s.deferred_copy_list(), n, s.trigger_word(), t);
   }
   return t ? ex.write_value(s.trigger_word(), t) : Status{};
@@ -305,7 +307,13 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       const PreWork pre{{StreamMemOp::write, s.trigger_word(), t},
                         s.deferred_copy_list(),
                         pre_at >= 0 ? s.deferred_copies() : 0};
-      if (pre_at >= 0) t = 0;
+      // Taken: the kernel does them (pre points into the stream's array, which no enqueue
+      // changes while this thread holds the enqueue mutex). If its launch fails, they are lost
+      // with the trigger, as a failed flush loses them.
+      if (pre_at >= 0) {
+        t = 0;
+        s.clear_deferred_copies();
+      }
       if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
       const StreamMemOp *first = waits.data() + (t ? 0 : 1);
       const std::size_t n = waits.size() - (t ? 0 : 1);
@@ -325,7 +333,6 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         MPIX_TRY(ops[k]->stager->wait_and_copy_in(
             *ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(), s.peek_next_threshold(),
             carries ? first : nullptr, carries ? n : 0, k == pre_at ? &pre : nullptr));
-        if (k == pre_at) s.clear_deferred_copies();
         s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
         return {};
       };
