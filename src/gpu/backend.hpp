@@ -139,6 +139,12 @@ class ExecStream {
     (void)bytes;
     return false;
   }
+  // can_fuse_copy and can_copy_prefix of one staged receive at once (a GPU stream asks the
+  // driver once per buffer, not twice): what wait_then_copy_prefix fuses.
+  virtual bool can_fuse_copy_prefix(const void *dst, const void *src, std::size_t bytes,
+                                    const uint64_t *len_word) {
+    return can_fuse_copy(dst, src, bytes) && can_copy_prefix(dst, src, len_word);
+  }
   // @p device_word: @p word is a device word (StreamMemOp::device_word), not signal memory.
   virtual Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
                                  uint64_t value, bool device_word = false) {

@@ -76,8 +76,7 @@ std::size_t StreamStager::fused_copy_in_max() {
 bool StreamStager::fuses_copy_in(ExecStream &ex) const {
   const StagedCopy &c = b_.in;
   return clip_ && b_.has_in && c.bytes <= fused_copy_in_max() &&
-         ex.can_fuse_copy(c.user, c.bounce, c.bytes) &&
-         ex.can_copy_prefix(c.user, c.bounce, b_.len_word);
+         ex.can_fuse_copy_prefix(c.user, c.bounce, c.bytes, b_.len_word);
 }
 
 Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,

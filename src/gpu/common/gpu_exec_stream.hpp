@@ -244,6 +244,11 @@ class GpuExecStream final : public ExecStream {
            Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
   }
 
+  bool can_fuse_copy_prefix(const void *dst, const void *src, std::size_t bytes,
+                            const uint64_t *len_word) override {
+    return len_word && can_fuse_copy(dst, src, bytes);
+  }
+
   Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
                          uint64_t value, bool device_word) override {
     if (!can_fuse_copy(dst, src, bytes))
@@ -331,7 +336,7 @@ class GpuExecStream final : public ExecStream {
                                const StreamMemOp *then, std::size_t nthen,
                                const PreWork *pre = nullptr) override {
     ThenWaits tw{};
-    if (!can_fuse_copy(dst, src, max_bytes) || !can_copy_prefix(dst, src, len_word))
+    if (!can_fuse_copy_prefix(dst, src, max_bytes, len_word))
       return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
                                                nthen, pre);
     // What comes before the wait goes into the kernel where it can (one block: its threads
