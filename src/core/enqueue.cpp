@@ -80,9 +80,8 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
   const bool fuse_in = stg && stg->fuses_copy_in(ex);
   if (fired || fuse_in) {
     // Not fired yet: the fused kernel writes the trigger before it waits (one stream operation
-    // for the trigger, the wait and the copy in).
-    if (!fired) MPIX_TRY(fault_point("trigger"));
-    MPIX_TRY(fault_point("wait"));
+    // for the trigger, the wait and the copy in: a failure there leaves the op unfired).
+    MPIX_TRY(fault_point(fired ? "wait" : "trigger_and_wait"));
     if (!fuse_in) return ex.wait_value(done_word, done_value);
     const PreWork pre{{StreamMemOp::write, fire.word, fire.value}};
     MPIX_TRY(stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
