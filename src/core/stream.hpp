@@ -74,6 +74,7 @@ class Stream {
   // (ExecStream::copies_then_write, or the fused receive of the next MPIX_Waitall_enqueue);
   // false when kMaxDeferredCopies are held already (flush them first).
   static constexpr std::size_t kMaxDeferredCopies = 4;
+  static_assert(kMaxDeferredCopies <= ExecStream::kMaxPreCopies, "one kernel copies them all");
   bool defer_copy(const CopyPiece &p) {
     if (ncopies_ == kMaxDeferredCopies) return false;
     copies_[ncopies_++] = p;
