@@ -72,9 +72,8 @@ class Stream {
   // A deferred nonblocking send's copy out of device memory (a dense piece one kernel copies):
   // made with the deferred trigger, before it, by the same kernel where the stream can
   // (ExecStream::copies_then_write, or the fused receive of the next MPIX_Waitall_enqueue);
-  // false when kMaxDeferredCopies are held already (flush them first).
-  static constexpr std::size_t kMaxDeferredCopies = 4;
-  static_assert(kMaxDeferredCopies <= ExecStream::kMaxPreCopies, "one kernel copies them all");
+  // false when as many are held as one kernel copies (ExecStream::kMaxPreCopies): flush first.
+  static constexpr std::size_t kMaxDeferredCopies = ExecStream::kMaxPreCopies;
   bool defer_copy(const CopyPiece &p) {
     if (ncopies_ == kMaxDeferredCopies) return false;
     copies_[ncopies_++] = p;

@@ -129,6 +129,8 @@ class ExecStream {
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "this stream cannot copy a length known only at run time");
   }
+  // The most bytes a GPU stream copies inside its fused kernels (can_fuse_copy).
+  static constexpr std::size_t kMaxFusedCopy = 64 * 1024;
   // A staged send's last two steps as one: the copy of @p bytes from @p src to @p dst, then the
   // store of @p value to @p word, in stream order. Small copies on a GPU stream are done by one
   // kernel that copies and then stores (can_fuse_copy), saving a copy-engine operation and the

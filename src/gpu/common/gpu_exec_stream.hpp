@@ -239,7 +239,6 @@ class GpuExecStream final : public ExecStream {
   // Up to kMaxFusedCopy bytes, where the kernel reaches both buffers (the signal words it always
   // reaches). The hostfn mode keeps its host functions: a kernel store or spin would bypass them.
   bool can_fuse_copy(const void *dst, const void *src, std::size_t bytes) override {
-    constexpr std::size_t kMaxFusedCopy = 64 * 1024;
     return Api::kHasKernels && mode_ != TriggerMode::hostfn && bytes <= kMaxFusedCopy &&
            Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
   }

@@ -90,7 +90,7 @@ class HostExecStream final : public ExecStream {
   // the items it stands for (ExecStream::copy_then_write, wait_then_copy_prefix, ...).
   bool can_fuse_copy(const void *, const void *, std::size_t bytes) override {
     static const bool on = std::strcmp(setting_str(GpuSetting::host_fuse), "on") == 0;
-    return on && bytes <= 64 * 1024;
+    return on && bytes <= kMaxFusedCopy;
   }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                            const uint64_t *len_word, uint64_t skip) override {
