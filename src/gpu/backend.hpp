@@ -154,6 +154,12 @@ class ExecStream {
     const StreamMemOp op{StreamMemOp::write, word, value, device_word};
     return batch(&op, 1);
   }
+  // copy_then_write where can_fuse_copy(@p dst, @p src, @p bytes) said yes: a GPU stream's one
+  // kernel, without asking the driver about the buffers again.
+  virtual Status fused_copy_then_write(void *dst, const void *src, std::size_t bytes,
+                                       uint64_t *word, uint64_t value) {
+    return copy_then_write(dst, src, bytes, word, value);
+  }
   // The waits of @p marks and of @p waits, then copy_then_write(@p dst, @p src, @p bytes,
   // @p word, @p value, @p device_word) (a direct partitioned round's copy). A GPU stream waits
   // in one kernel whose threads poll the marks side by side, where the other waits are few
@@ -172,7 +178,8 @@ class ExecStream {
   }
   // A staged receive's two steps as one: wait until *@p word reaches @p value, then
   // copy_prefix_async(@p dst, @p src, @p max_bytes, @p len_word) (one kernel that spins, then
-  // copies, where can_fuse_copy and can_copy_prefix say so); then the @p nthen waits of
+  // copies; the caller asked can_fuse_copy_prefix first: Stager::fuses_copy_in); then the @p nthen
+  // waits of
   // @p then (other requests of one MPIX_Waitall_enqueue), which the same kernel makes after its
   // copy where it can (at most kMaxThenWaits), instead of a stream operation of their own.
   // @p pre (or null): done first, before the wait, by the same kernel where it can.

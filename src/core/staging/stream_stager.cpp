@@ -56,7 +56,7 @@ bool StreamStager::fuses_copy_out(ExecStream &ex) const {
 
 Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) {
   const StagedCopy &c = b_.out[0];
-  return ex.copy_then_write(c.bounce, c.user, c.bytes, trigger_word, value);
+  return ex.fused_copy_then_write(c.bounce, c.user, c.bytes, trigger_word, value);
 }
 
 bool StreamStager::copy_out_piece(CopyPiece *piece) const {
@@ -75,8 +75,14 @@ std::size_t StreamStager::fused_copy_in_max() {
 
 bool StreamStager::fuses_copy_in(ExecStream &ex) const {
   const StagedCopy &c = b_.in;
-  return clip_ && b_.has_in && c.bytes <= fused_copy_in_max() &&
-         ex.can_fuse_copy_prefix(c.user, c.bounce, c.bytes, b_.len_word);
+  if (!clip_ || !b_.has_in || c.bytes > fused_copy_in_max()) return false;
+  static_assert(alignof(ExecStream) >= 4, "the memo keeps two low bits of its address");
+  const uintptr_t key = reinterpret_cast<uintptr_t>(&ex) | kFuseInAsked;
+  const uintptr_t memo = fuse_in_memo_.load(std::memory_order_relaxed);
+  if ((memo & ~uintptr_t{1}) == key) return memo & 1;
+  const bool yes = ex.can_fuse_copy_prefix(c.user, c.bounce, c.bytes, b_.len_word);
+  fuse_in_memo_.store(key | (yes ? 1 : 0), std::memory_order_relaxed);
+  return yes;
 }
 
 Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,

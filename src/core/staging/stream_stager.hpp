@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "core/stager.hpp"
@@ -35,7 +36,9 @@ class StreamStager : public Stager {
   // small enough for one kernel (ExecStream::can_fuse_copy).
   bool fuses_copy_out(ExecStream &ex) const override;
   Status copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) override;
-  // A receive copied in by its length, small enough for one kernel.
+  // A receive copied in by its length, small enough for one kernel. Asked once per stream
+  // (an MPIX_Waitall_enqueue asks up to four times per receive; each answer is two driver
+  // queries on a GPU stream), then remembered.
   bool fuses_copy_in(ExecStream &ex) const override;
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                           const uint64_t *trigger_word, uint64_t next_threshold,
@@ -70,6 +73,9 @@ class StreamStager : public Stager {
   bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
   bool tail_kept_ = false;  // agent thread: keep_tail ran
   std::atomic<bool> copied_in_{false};
+  // fuses_copy_in's last answer: the stream's address | kFuseInAsked | the answer (bit 0).
+  static constexpr uintptr_t kFuseInAsked = 2;
+  mutable std::atomic<uintptr_t> fuse_in_memo_{0};
 };
 
 }  // namespace mpix

@@ -248,12 +248,13 @@ class GpuExecStream final : public ExecStream {
     return len_word && can_fuse_copy(dst, src, bytes);
   }
 
-  Status copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
-                         uint64_t value, bool device_word) override {
-    if (!can_fuse_copy(dst, src, bytes))
-      return ExecStream::copy_then_write(dst, src, bytes, word, value, device_word);
-    uint64_t dev_word = reinterpret_cast<uint64_t>(word);
-    if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
+  // The caller checked can_fuse_copy (a staged send's copy out: StreamStager::fuses_copy_out).
+  Status fused_copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
+                               uint64_t value) override {
+    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn)
+      return ExecStream::copy_then_write(dst, src, bytes, word, value);
+    uint64_t dev_word = 0;
+    MPIX_TRY(signals_->device_address(word, &dev_word));
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
     return Api::copy_write_kernel(s_, dst, src, bytes, dev_word, value);
@@ -327,15 +328,16 @@ class GpuExecStream final : public ExecStream {
       MPIX_TRY(Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, nullptr,
                                             nullptr, 0, 0, 0, false));
     }
-    return copy_then_write(dst, src, bytes, word, value, device_word);
+    return ExecStream::copy_then_write(dst, src, bytes, word, value, device_word);
   }
 
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
                                std::size_t max_bytes, const uint64_t *len_word,
                                const StreamMemOp *then, std::size_t nthen,
                                const PreWork *pre = nullptr) override {
+    // The caller checked can_fuse_copy_prefix (Stager::fuses_copy_in): not asked again.
     ThenWaits tw{};
-    if (!can_fuse_copy_prefix(dst, src, max_bytes, len_word))
+    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn)
       return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
                                                nthen, pre);
     // What comes before the wait goes into the kernel where it can (one block: its threads
