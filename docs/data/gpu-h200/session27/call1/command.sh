@@ -41,3 +41,11 @@ for b in old gpu; do
   left && { timeout -k 5 60 "${M[@]}" build-$b/bench/mpix_latency "${L[@]}" --mode enqueue --json $out/dd_$b.json > $out/dd_$b.txt 2>&1; log "dd $b rc=$?"; }
 done
 left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency "${L[@]}" --mode mpi-sync --json $out/dd_mpisync.json > $out/dd_mpisync.txt 2>&1; log "dd mpi-sync rc=$?"; }
+# Session 27 additions (while time is left): the new tree's halo at all three block sizes with
+# every variant, default and deferred; H H 8 B enqueue / mpi-sync.
+for c in default defer; do
+  left && { env $(cfg $c) timeout -k 5 120 "${M[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.4 --reps 3 --sizes 64,1024,8192 --json $out/halo_all_${c}.json > $out/halo_all_${c}.txt 2>&1; log "halo all $c rc=$?"; }
+done
+for m in enqueue mpi-sync; do
+  left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency -d cuda --set kernel=write --buffers "H H" -i 2000 -x 200 -m 8:8 --mode $m > $out/hh_$m.txt 2>&1; log "hh $m rc=$?"; }
+done
