@@ -217,6 +217,22 @@ Status flush_deferred_trigger(Stream &s, ExecStream &ex) {
   return t ? ex.write_value(s.trigger_word(), t) : Status{};
 }
 
+Status flush_deferred_for_host_wait(int n, const MPI_Request *reqs) {
+  for (int i = 0; i < n; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    // The handle's op stays while the handle is the caller's (its generalized request holds
+    // it): found without taking it, the host wait still completes it.
+    const Op *op = request_find(reqs[i], false);
+    if (!op || !op->stream || !op->stream->defers_triggers()) continue;
+    Stream &s = *op->stream;
+    ExecStream *ex = nullptr;
+    MPIX_TRY(s.exec(&ex));
+    std::lock_guard<FutexLock> lk(s.enqueue_mutex());
+    MPIX_TRY(flush_deferred_trigger(s, *ex));
+  }
+  return {};
+}
+
 Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
   return enqueue_waitall(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
 }

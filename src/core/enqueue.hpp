@@ -27,6 +27,11 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
 // Writes the stream's deferred trigger, if it has one (Stream::defers_triggers), so that the
 // ops armed so far fire once the stream gets here. Call with the stream's enqueue_mutex held.
 Status flush_deferred_trigger(Stream &s, ExecStream &ex);
+// Host waits and tests (MPI_Wait & co.) on @p n handles: the deferred trigger of each mpix
+// enqueue request's stream is written now, at the stream's current end, so that the op fires
+// once the stream gets there (without it, a request only a host thread waits for would wait
+// forever). Other handles, MPI_REQUEST_NULL and streams that do not defer are passed over.
+Status flush_deferred_for_host_wait(int n, const MPI_Request *reqs);
 // The stream of the request's communicator waits for it; the handle is consumed.
 Status enqueue_wait(MPI_Request *request, MPI_Status *status);
 // The stream waits for every request of @p requests (MPI_REQUEST_NULL entries allowed);

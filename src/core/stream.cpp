@@ -60,7 +60,15 @@ std::shared_ptr<Stream> make_stream(uint64_t id, StreamKind kind, Backend *backe
   return std::shared_ptr<Stream>(new Stream(id, kind, backend, std::move(exec)), stream_delete);
 }
 
+std::atomic<int> Stream::deferring_streams_{0};
+
+void Stream::set_defer_triggers(bool on) {
+  if (on != defer_triggers_) deferring_streams_.fetch_add(on ? 1 : -1, std::memory_order_relaxed);
+  defer_triggers_ = on;
+}
+
 Stream::~Stream() {
+  set_defer_triggers(false);
   release_exec();
   signal_pool().release(trigger_);
 }

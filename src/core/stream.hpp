@@ -58,7 +58,10 @@ class Stream {
   // stream to go on, so that the sends and receives of one exchange cost one stream write.
   // Legal because MPI forbids touching a nonblocking op's buffer before its completion, which
   // in stream order comes after that write. Call these with enqueue_mutex held.
-  void set_defer_triggers(bool on) { defer_triggers_ = on; }
+  void set_defer_triggers(bool on);
+  // Whether any stream of the process defers its triggers (host waits then look for them:
+  // flush_deferred_for_host_wait). One relaxed load.
+  static bool any_defers() { return deferring_streams_.load(std::memory_order_relaxed) > 0; }
   bool defers_triggers() const { return defer_triggers_; }
   void defer_trigger(uint64_t threshold) { deferred_ = threshold; }
   // The deferred threshold to write now (0: none); a later write covers it, so it is cleared.
@@ -121,6 +124,7 @@ class Stream {
   FutexLock enqueue_mu_;
   uint64_t last_threshold_ = 0;
   bool defer_triggers_ = false;
+  static std::atomic<int> deferring_streams_;  // streams with defer_triggers_ set
   bool sync_plain_ = false;
   uint64_t deferred_ = 0;  // highest threshold armed but not yet written to the stream
   CopyPiece copies_[kMaxDeferredCopies] = {};  // deferred copies out (defer_copy), ncopies_ of them

@@ -91,6 +91,74 @@ TEST_CASE("MPIX_Stream_synchronize writes a deferred trigger; host MPI_Wait comp
   }
 }
 
+// Without an mpix wait or MPIX_Stream_synchronize: the host wait writes the deferred trigger
+// itself (api/host_wait_api.cpp), at the stream's end, so each host completion call completes.
+TEST_CASE("host waits and tests alone write the deferred trigger", "[defer]") {
+  const int rank = world_rank(), size = world_size();
+  DeferComm s;
+  if (rank >= size - size % 2) return;
+  const int peer = rank ^ 1, n = 48;
+  enum Completion { wait, waitall, waitany, waitsome, test, testall, testany, testsome, status };
+  for (int how = wait; how <= status; ++how) {
+    std::vector<int> out(n), in(n, -1);
+    for (int i = 0; i < n; ++i) out[i] = 1000 * how + 10 * rank + i;
+    MPI_Request r[2];
+    REQUIRE(MPIX_Irecv_enqueue(in.data(), n, MPI_INT, peer, 20 + how, s.comm, &r[0]) ==
+            MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(out.data(), n, MPI_INT, peer, 20 + how, s.comm, &r[1]) ==
+            MPI_SUCCESS);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int done = 0, flag = 0, index = 0, outcount = 0, idx[2];
+    while (done < 2 && std::chrono::steady_clock::now() < until) {
+      switch (how) {
+        case wait:
+          REQUIRE(MPI_Wait(&r[done], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+          ++done;
+          break;
+        case waitall:
+          REQUIRE(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+          done = 2;
+          break;
+        case waitany:
+          REQUIRE(MPI_Waitany(2, r, &index, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+          ++done;
+          break;
+        case waitsome:
+          REQUIRE(MPI_Waitsome(2, r, &outcount, idx, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+          done += outcount;
+          break;
+        case test:
+          REQUIRE(MPI_Test(&r[done], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+          done += flag;
+          break;
+        case testall:
+          REQUIRE(MPI_Testall(2, r, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+          if (flag) done = 2;
+          break;
+        case testany:
+          REQUIRE(MPI_Testany(2, r, &index, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+          if (flag && index != MPI_UNDEFINED) ++done;
+          break;
+        case testsome:
+          REQUIRE(MPI_Testsome(2, r, &outcount, idx, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+          if (outcount != MPI_UNDEFINED) done += outcount;
+          break;
+        case status:
+          // Does not free the request: freed by MPI_Wait once it says complete.
+          REQUIRE(MPI_Request_get_status(r[done], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+          if (flag) REQUIRE(MPI_Wait(&r[done++], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+          break;
+      }
+    }
+    INFO("completion call " << how);
+    REQUIRE(done == 2);
+    REQUIRE(r[0] == MPI_REQUEST_NULL);
+    REQUIRE(r[1] == MPI_REQUEST_NULL);
+    for (int i = 0; i < n; ++i) REQUIRE(in[i] == 1000 * how + 10 * peer + i);
+  }
+  s.sync();
+}
+
 TEST_CASE("a blocking Send_enqueue fires the deferred sends before it, in order", "[defer]") {
   const int rank = world_rank(), size = world_size();
   DeferComm s;
