@@ -3,7 +3,6 @@
 # the working tree, which now also asks the driver less per staged copy, 6a6c81b, and writes a
 # deferring stream's trigger in host waits, 820e169), then the additions below.
 source docs/data/gpu-h200/session26/call1/command.sh "${1:-480}"
-left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency "${L[@]}" --mode mpi-sync --json $out/dd_mpisync.json > $out/dd_mpisync.txt 2>&1; log "dd mpi-sync rc=$?"; }
 # Session 27 additions (while time is left): the new tree's halo at all three block sizes with
 # every variant, default and deferred; H H 8 B enqueue / mpi-sync.
 for c in default defer; do
