@@ -145,6 +145,10 @@ class Agent {
   // a burst leaves a bounded stock.
   static constexpr std::size_t kMaxSpareDeficit = 1024;
   std::size_t spare_deficit_ = 0;
+  // An op whose request became a spare again (op_complete, request_recycle) owes none.
+  void spare_returned(bool recycled) {
+    if (recycled && spare_deficit_ > 0) --spare_deficit_;
+  }
   std::vector<Op *> done_;
   std::vector<Op *> copying_in_;  // STAGING_IN: complete once their copy in has run
   // MPIX_PROFILE: per stream, when its last completion word was written / trigger was seen.
@@ -336,13 +340,14 @@ void Agent::finish(Op *op) {
     profile_record(ProfileStage::post, op->t_posted - op->t_seen);
     profile_record(ProfileStage::network, t_complete - op->t_posted);
     const Stream *s = op->stream.get();  // op_complete may delete the op
-    op_complete(*op);
+    const bool recycled = op_complete(*op);
     const uint64_t t = profile_now_ns();
     profile_record(ProfileStage::complete, t - t_complete);
     if (s) prof_[s].done = t;
+    spare_returned(recycled);
     return;
   }
-  op_complete(*op);
+  spare_returned(op_complete(*op));
 }
 
 void Agent::run() {

@@ -107,7 +107,7 @@ void op_forget_status(Op &op) { op.flags.fetch_or(kOpNoStatus, std::memory_order
 // flag with one fetch_or; the one that sees the other's flag already set owns the last steps
 // (copy the status, free the request). A blocking op starts with kOpWaitEnqueued set and no
 // request.
-void op_complete(Op &op) {
+bool op_complete(Op &op) {
   op_advance(op, OpState::complete);
   const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
   // An aborted op's call reported the failure: its MPI_Status is not written afterwards.
@@ -142,8 +142,17 @@ void op_complete(Op &op) {
   store_signal(op.done.word, op.done_value);
   notifier().notify();
   complete_delay_point();  // test hook (core/fault.hpp): a preempted agent, here
-  if (has_request && wait_took) request_complete(&op, true);
+  // A request no one can reach any more (the stream wait consumed its handle) and never
+  // completed becomes the op's spare: no MPI_Grequest_complete and MPI_Request_free now, no
+  // MPI_Grequest_start for a later enqueue. Its reference is dropped here, as free_fn would.
+  bool recycled = false;
+  if (has_request && wait_took) {
+    recycled = request_recycle(&op);
+    if (recycled) op_unref(&op);
+    else request_complete(&op, true);
+  }
   op_unref(&op);
+  return recycled;
 }
 
 // op_wait_enqueued (op.hpp) found kOpCompleted set.
@@ -175,7 +184,12 @@ void op_unref(Op *op) {
   op->stager.reset();
   op->error = Status{};
   Runtime *rt = runtime_current();
-  if (OpPool *pool = rt ? rt->op_pool() : nullptr) pool->give(op);
+  // One that holds a spare request (request_recycle, or an enqueue that failed before it took
+  // it) goes where enqueues returning a request look first.
+  OpPool *pool = nullptr;
+  if (rt && op->spare_request != MPI_REQUEST_NULL) pool = rt->spare_pool();
+  if (rt && !pool) pool = rt->op_pool();
+  if (pool) pool->give(op);
   else op_delete(op);  // after MPI_Finalize (an op retired late)
 }
 

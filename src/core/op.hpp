@@ -180,8 +180,8 @@ void op_forget_status(Op &op);
 
 // Agent thread: COMPLETE. The status is final: copies it where a stream wait asked for it,
 // drops the pending counts, writes the completion word, completes the request, drops the agent's
-// reference.
-void op_complete(Op &op);
+// reference. True when its request became a spare instead (request_recycle).
+bool op_complete(Op &op);
 // The enqueuing thread: a stream now waits on @p op in place of its request handle; the status
 // goes to @p st (may be null). Frees the request at once if the op already completed
 // (op_wait_completed). The other half of op_complete's handshake (op.cpp).

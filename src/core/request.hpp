@@ -19,6 +19,13 @@ Status request_start(Op *op);
 // Starts a spare request for @p op, a retired op with none that waits in a pool (its next
 // request_start takes it). False if MPI refused (nothing changed then).
 bool request_make_spare(Op *op);
+// Agent thread, in op_complete: @p op completed and a stream wait consumed its handle, so no
+// one can wait on or test its generalized request, which was never completed. Keeps that
+// request as the op's spare (Op::spare_request, back in the table) instead of completing and
+// freeing it, so that the op, once retired, goes to the spare pool and a later enqueue reuses
+// both without an MPI_Grequest_start. False (nothing changed) when the spares are at their cap;
+// true means the request's reference to the op is the caller's to drop.
+bool request_recycle(Op *op);
 // Completes and frees @p op's spare request (a retired op about to be deleted, MPI not yet
 // finalised); its free_fn does nothing.
 void request_drop_spare(Op *op);

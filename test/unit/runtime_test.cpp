@@ -38,10 +38,11 @@ namespace {
 // freed, whichever comes second.
 class FakeMpi final : public mpix::MpiCalls {
  public:
-  std::atomic<int> completes{0}, frees{0};
+  std::atomic<int> starts{0}, completes{0}, frees{0};
 
   int grequest_start(MPI_Grequest_query_function *, MPI_Grequest_free_function *free,
                      MPI_Grequest_cancel_function *, void *extra, MPI_Request *out) override {
+    ++starts;
     std::lock_guard<std::mutex> lk(mu_);
     const uintptr_t key = 0x1000 + 16 * next_++;
     reqs_[key] = Req{free, extra, false, false};
@@ -187,15 +188,21 @@ struct Fixture {
 
   // An op as op_create leaves it: registered, with its completion word, counted as pending;
   // with a generalized request, or else blocking (a stream waits on it, no MPI_Status).
-  Op *make_op(bool with_request) {
-    auto *op = new Op;
-    mpix::op_registry_add(op);
+  // @p pooled: a retired op from one of the Runtime's pools instead of a new one.
+  Op *make_op(bool with_request, Op *pooled = nullptr) {
+    Op *op = pooled;
+    if (op) {
+      mpix::op_reuse(*op);
+    } else {
+      op = new Op;
+      mpix::op_registry_add(op);
+      op->done = mpix::signal_pool().acquire();
+    }
     op->call = "unit_send";
     op->peer = 3;
     op->tag = 7;
     op->ctx = ctx;
     op->stream = stream;
-    op->done = mpix::signal_pool().acquire();
     op->done_value = mpix::load_signal(op->done.word) + 1;
     {
       std::lock_guard<mpix::FutexLock> lk(stream->enqueue_mutex());
@@ -376,6 +383,46 @@ TEST_CASE("a failed message: POSTED > COMPLETE with the error; a later stream wa
   mpix::op_wait_enqueued(*op, &st);
   CHECK(st.MPI_ERROR == MPI_ERR_TRUNCATE);
   CHECK(st.MPI_TAG == 7);
+  CHECK(f.mpi->frees.load() == 1);
+  f.check_retired();
+}
+
+TEST_CASE("a request a stream wait consumed before completion is kept as a spare and reused",
+          "[runtime]") {
+  Fixture f;
+  Op *op = f.make_op(/*with_request=*/true);
+  const MPI_Request r = op->grequest;
+  CHECK(f.mpi->starts.load() == 1);
+  // MPIX_Wait_enqueue before completion: the handle is consumed, the stream waits on the op.
+  REQUIRE(mpix::request_find(r, /*take=*/true) == op);
+  mpix::op_wait_enqueued(*op, nullptr);
+  CHECK(mpix::request_count() == 0);
+  f.submit(op);
+  f.trigger(op);
+  REQUIRE(f.completed(op));
+  // No one can reach the request: it is neither completed nor freed, but kept with its op,
+  // which retires into the spare pool; the agent owes no spare for it.
+  REQUIRE(eventually([&] { return mpix::runtime().spare_pool()->size() == 1; }));
+  CHECK(mpix::op_registry_size() == 0);
+  CHECK(f.mpi->completes.load() == 0);
+  CHECK(f.mpi->frees.load() == 0);
+  CHECK(f.mpi->live() == 1);
+  CHECK(mpix::request_count() == 0);
+  CHECK(mpix::request_find(r, /*take=*/false) == op);  // in the table, as a spare
+  // The next op with a request takes it: the same handle, no MPI_Grequest_start.
+  Op *again = mpix::runtime().spare_pool()->take();
+  REQUIRE(again == op);
+  again = f.make_op(/*with_request=*/true, again);
+  CHECK(again->grequest == r);
+  CHECK(again->spare_request == MPI_REQUEST_NULL);
+  CHECK(f.mpi->starts.load() == 1);
+  CHECK(mpix::request_count() == 1);
+  // Waited on by the host this time: completed by the agent, freed by the user, as any request.
+  f.submit(again);
+  f.trigger(again);
+  REQUIRE(f.completed(again));
+  REQUIRE(eventually([&] { return f.mpi->completes.load() == 1; }));
+  f.user_frees(again);
   CHECK(f.mpi->frees.load() == 1);
   f.check_retired();
 }
