@@ -16,7 +16,8 @@ extern thread_local int t_internal_depth MPIX_TLS_FAST;
 inline bool in_internal() { return t_internal_depth > 0; }
 
 // Names the calling thread (at most 15 characters kept) for ps, top, gdb and perf, which then
-// tell mpix's threads from the application's; a refusal is ignored.
+// tell mpix's threads from the application's; a refusal is ignored. Every mpix thread calls
+// it: it also marks the thread as mpix's for MPIX_PROFILE's report (base/profile.hpp).
 void name_this_thread(const char *name);
 
 // Marks the current thread as mpix's own for the scope's lifetime (nests).

@@ -1,6 +1,7 @@
 #include "base/profile.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,7 +41,62 @@ void write_raw(const char *prefix, int rank, int stage, const std::vector<uint32
   if (!ok) MPIX_LOG(warn, "agent", "MPIX_PROFILE_RAW: could not write %s", path.c_str());
 }
 
+// GPU runtime calls: [mpix's threads?][kind], calls and nanoseconds.
+struct GpuCallSums {
+  std::atomic<uint64_t> calls{0}, ns{0};
+};
+GpuCallSums g_gpu_calls[2][static_cast<int>(GpuCall::count_)];
+std::atomic<uint64_t> g_enqueue_calls{0};
+thread_local bool t_mpix_thread = false;
+
+const char *const kGpuCallNames[] = {"pointer queries", "stream memory operations",
+                                     "kernel launches", "copies",
+                                     "host functions",  "device / capture queries"};
+static_assert(sizeof kGpuCallNames / sizeof *kGpuCallNames ==
+                  static_cast<std::size_t>(GpuCall::count_),
+              "a name per kind of GPU call");
+
+void report_gpu_calls(int rank) {
+  const uint64_t enq = g_enqueue_calls.exchange(0, std::memory_order_relaxed);
+  for (int t = 0; t < 2; ++t)
+    for (int k = 0; k < static_cast<int>(GpuCall::count_); ++k) {
+      GpuCallSums &g = g_gpu_calls[t][k];
+      const uint64_t n = g.calls.exchange(0, std::memory_order_relaxed);
+      const uint64_t ns = g.ns.exchange(0, std::memory_order_relaxed);
+      if (n == 0) continue;
+      char per[64] = "";
+      if (t == 0 && enq > 0)
+        std::snprintf(per, sizeof per, "  %6.2f per enqueue call (%llu calls)",
+                      static_cast<double>(n) / static_cast<double>(enq),
+                      static_cast<unsigned long long>(enq));
+      std::fprintf(stderr,
+                   "mpix[%d] profile: GPU calls, %-20s %-26s n=%-8llu mean %7.2f us  sum %9.3f "
+                   "ms%s\n",
+                   rank, t ? "mpix's threads:" : "application threads:", kGpuCallNames[k],
+                   static_cast<unsigned long long>(n), static_cast<double>(ns) / 1e3 / n,
+                   static_cast<double>(ns) / 1e6, per);
+    }
+}
+
 }  // namespace
+
+void profile_gpu_call(GpuCall k, uint64_t ns) {
+  GpuCallSums &g = g_gpu_calls[t_mpix_thread ? 1 : 0][static_cast<int>(k)];
+  g.calls.fetch_add(1, std::memory_order_relaxed);
+  g.ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
+void profile_gpu_calls(bool mpix_threads, GpuCall k, uint64_t *calls, uint64_t *ns) {
+  const GpuCallSums &g = g_gpu_calls[mpix_threads ? 1 : 0][static_cast<int>(k)];
+  *calls = g.calls.load(std::memory_order_relaxed);
+  *ns = g.ns.load(std::memory_order_relaxed);
+}
+
+void profile_mark_mpix_thread() { t_mpix_thread = true; }
+
+void profile_note_enqueue_call() {
+  if (profile_enabled()) g_enqueue_calls.fetch_add(1, std::memory_order_relaxed);
+}
 
 bool profile_enabled() {
   static const bool on = setting_long(BaseSetting::profile) != 0;
@@ -88,6 +144,7 @@ void profile_report() {
                  v[v.size() * 99 / 100] / 1e3, v.back() / 1e3, sum / 1e6);
     v.clear();
   }
+  report_gpu_calls(rank);
 }
 
 }  // namespace mpix

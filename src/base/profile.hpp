@@ -17,7 +17,44 @@ bool profile_enabled();
 uint64_t profile_now_ns();
 // Agent thread only.
 void profile_record(ProfileStage s, uint64_t ns);
-// Prints the stage statistics (once the agent has stopped).
+// Prints the stage statistics and the GPU runtime calls (once the agent has stopped).
 void profile_report();
+
+// The GPU runtime calls mpix makes, by kind: counted and timed under MPIX_PROFILE, apart for
+// the application's threads (inside mpix calls) and mpix's own threads (the agent, host-stream
+// workers, progress threads: name_this_thread marks them), so that an enqueue call's host time
+// can be split into the driver's share and mpix's own.
+enum class GpuCall {
+  pointer_query,  // cudaPointerGetAttributes, cuPointerGetAttributes (and HIP's)
+  stream_memop,   // stream memory operations: a write, a wait, a batch
+  kernel_launch,  // mpix's own kernels
+  copy,           // cudaMemcpyAsync, cudaMemcpy2DAsync
+  host_function,  // cudaLaunchHostFunc
+  other,          // the current device asked or set, a stream's capture state
+  count_
+};
+// Any thread: one call of kind @p k that took @p ns.
+void profile_gpu_call(GpuCall k, uint64_t ns);
+// Calls and nanoseconds so far of kind @p k on mpix's threads (@p mpix_threads) or the others.
+void profile_gpu_calls(bool mpix_threads, GpuCall k, uint64_t *calls, uint64_t *ns);
+// The calling thread is one of mpix's own (name_this_thread).
+void profile_mark_mpix_thread();
+// Any thread: an MPIX_*_enqueue call (for the report's per-call averages).
+void profile_note_enqueue_call();
+
+// Times its scope as one GPU runtime call of kind @p k; one branch when profiling is off.
+class GpuCallTimer {
+ public:
+  explicit GpuCallTimer(GpuCall k) : k_(k), t0_(profile_enabled() ? profile_now_ns() : 0) {}
+  ~GpuCallTimer() {
+    if (t0_) profile_gpu_call(k_, profile_now_ns() - t0_);
+  }
+  GpuCallTimer(const GpuCallTimer &) = delete;
+  GpuCallTimer &operator=(const GpuCallTimer &) = delete;
+
+ private:
+  GpuCall k_;
+  uint64_t t0_;
+};
 
 }  // namespace mpix

@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/profile.hpp"
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
@@ -102,6 +103,7 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
 
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status,
                   const std::shared_ptr<CommCtx> *ctx) {
+  profile_note_enqueue_call();
   if (!ctx) MPIX_TRY(comm_ctx_peek(a.comm, &ctx));
   if (!ctx || !(*ctx)->stream)
     return make_status(MPI_ERR_COMM,
@@ -238,6 +240,7 @@ Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
 }
 
 Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
+  profile_note_enqueue_call();
   std::vector<Op *> ops(static_cast<std::size_t>(count), nullptr);
   // One lock for the whole array; on failure nothing is consumed.
   const int bad = request_find_all(count, requests, ops.data(), /*take=*/true);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "base/profile.hpp"
 
 namespace mpix {
 namespace {
@@ -101,6 +102,7 @@ Status CudaApi::init() {
 
 Status CudaApi::launch(const void *kernel, unsigned blocks, unsigned threads, stream_t s,
                        void **params) {
+  GpuCallTimer timed(GpuCall::kernel_launch);
   if (g_drv.launch) {
     // The kernel's function handle on the current device, looked up once per thread.
     struct Known {
@@ -178,11 +180,13 @@ Status CudaApi::device_info(int dev, GpuDeviceInfo *out) {
 }
 
 Status CudaApi::get_device(int *dev) {
+  GpuCallTimer timed(GpuCall::other);
   MPIX_CUDA_CHECK(cudaGetDevice(dev));
   return {};
 }
 
 Status CudaApi::set_device(int dev) {
+  GpuCallTimer timed(GpuCall::other);
   MPIX_CUDA_CHECK(cudaSetDevice(dev));
   return {};
 }
@@ -228,6 +232,7 @@ Status CudaApi::check_stream_context(stream_t s, stream_t ours) {
 }
 
 Status CudaApi::is_capturing(stream_t s, bool *capturing) {
+  GpuCallTimer timed(GpuCall::other);
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   MPIX_CUDA_CHECK(cudaStreamIsCapturing(s, &cs));
   *capturing = cs != cudaStreamCaptureStatusNone;
@@ -235,6 +240,7 @@ Status CudaApi::is_capturing(stream_t s, bool *capturing) {
 }
 
 Status CudaApi::write_value(stream_t s, uint64_t dev_word, uint64_t value) {
+  GpuCallTimer timed(GpuCall::stream_memop);
   // The default flags order the write after all earlier work's memory writes.
   MPIX_CU_CHECK(
       g_drv.write64(reinterpret_cast<CUstream>(s), dev_word, value, CU_STREAM_WRITE_VALUE_DEFAULT));
@@ -242,12 +248,14 @@ Status CudaApi::write_value(stream_t s, uint64_t dev_word, uint64_t value) {
 }
 
 Status CudaApi::wait_value(stream_t s, uint64_t dev_word, uint64_t value) {
+  GpuCallTimer timed(GpuCall::stream_memop);
   MPIX_CU_CHECK(
       g_drv.wait64(reinterpret_cast<CUstream>(s), dev_word, value, CU_STREAM_WAIT_VALUE_GEQ));
   return {};
 }
 
 Status CudaApi::batch(stream_t s, const GpuMemOp *ops, std::size_t n) {
+  GpuCallTimer timed(GpuCall::stream_memop);
   // The driver takes at most 256 operations per call; ours are a handful.
   constexpr std::size_t kMax = 256;
   CUstreamBatchMemOpParams p[16];
@@ -280,17 +288,20 @@ Status CudaApi::batch(stream_t s, const GpuMemOp *ops, std::size_t n) {
 }
 
 Status CudaApi::launch_host(stream_t s, void (*fn)(void *), void *arg) {
+  GpuCallTimer timed(GpuCall::host_function);
   MPIX_CUDA_CHECK(cudaLaunchHostFunc(s, fn, arg));
   return {};
 }
 
 Status CudaApi::copy_async(void *dst, const void *src, std::size_t bytes, stream_t s) {
+  GpuCallTimer timed(GpuCall::copy);
   MPIX_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
   return {};
 }
 
 Status CudaApi::copy_2d_async(void *dst, const void *src, std::size_t width, std::size_t pitch,
                               std::size_t height, stream_t s) {
+  GpuCallTimer timed(GpuCall::copy);
   MPIX_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, src, pitch, width, height, cudaMemcpyDefault, s));
   return {};
 }
@@ -307,6 +318,7 @@ Status CudaApi::stream_create_private(stream_t *s) {
 }
 
 MemKind CudaApi::classify(const void *p) {
+  GpuCallTimer timed(GpuCall::pointer_query);
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
@@ -325,6 +337,7 @@ MemKind CudaApi::classify(const void *p) {
 }
 
 bool CudaApi::kernel_can_access(const void *p, int dev) {
+  GpuCallTimer timed(GpuCall::pointer_query);
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
@@ -344,6 +357,7 @@ bool CudaApi::kernel_can_access(const void *p, int dev) {
 }
 
 bool CudaApi::device_memory_of(const void *p, int dev) {
+  GpuCallTimer timed(GpuCall::pointer_query);
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
@@ -393,6 +407,7 @@ Status CudaApi::host_device_pointer(void *host, uint64_t *dev) {
 }
 
 Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_t *buffer_id) {
+  GpuCallTimer timed(GpuCall::pointer_query);
   if (!g_drv.pointer_attrs)
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "the CUDA driver has no cuPointerGetAttributes");
@@ -417,6 +432,7 @@ Status CudaApi::ipc_range(const void *p, uint64_t *base, uint64_t *size, uint64_
 }
 
 Status CudaApi::mapped_range(const void *p, uint64_t *start, uint64_t *size) {
+  GpuCallTimer timed(GpuCall::pointer_query);
   if (!g_drv.pointer_attrs)
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "the CUDA driver has no cuPointerGetAttributes");

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/profile.hpp"
+
 namespace mpix {
 
 Status hip_status(hipError_t rc, const char *expr, const char *file, int line) {
@@ -48,11 +50,13 @@ Status HipApi::device_info(int dev, GpuDeviceInfo *out) {
 }
 
 Status HipApi::get_device(int *dev) {
+  GpuCallTimer timed(GpuCall::other);
   MPIX_HIP_CHECK(hipGetDevice(dev));
   return {};
 }
 
 Status HipApi::set_device(int dev) {
+  GpuCallTimer timed(GpuCall::other);
   MPIX_HIP_CHECK(hipSetDevice(dev));
   return {};
 }
@@ -72,6 +76,7 @@ Status HipApi::stream_device(stream_t s, int *dev) {
 }
 
 Status HipApi::is_capturing(stream_t s, bool *capturing) {
+  GpuCallTimer timed(GpuCall::other);
   hipStreamCaptureStatus cs = hipStreamCaptureStatusNone;
   MPIX_HIP_CHECK(hipStreamIsCapturing(s, &cs));
   *capturing = cs != hipStreamCaptureStatusNone;
@@ -79,11 +84,13 @@ Status HipApi::is_capturing(stream_t s, bool *capturing) {
 }
 
 Status HipApi::write_value(stream_t s, uint64_t dev_word, uint64_t value) {
+  GpuCallTimer timed(GpuCall::stream_memop);
   MPIX_HIP_CHECK(hipStreamWriteValue64(s, reinterpret_cast<void *>(dev_word), value, 0));
   return {};
 }
 
 Status HipApi::wait_value(stream_t s, uint64_t dev_word, uint64_t value) {
+  GpuCallTimer timed(GpuCall::stream_memop);
   // HIP's GTE compares unsigned, CUDA's GEQ cyclically; signal values grow from 0 and never
   // wrap in practice, so both agree.
   MPIX_HIP_CHECK(hipStreamWaitValue64(s, reinterpret_cast<void *>(dev_word), value,
@@ -115,6 +122,7 @@ void host_call(hipStream_t, hipError_t, void *p) {
 }  // namespace
 
 Status HipApi::launch_host(stream_t s, void (*fn)(void *), void *arg) {
+  GpuCallTimer timed(GpuCall::host_function);
   auto c = std::make_unique<HostCall>(HostCall{fn, arg});
   MPIX_HIP_CHECK(hipStreamAddCallback(s, host_call, c.get(), 0));
   c.release();  // the callback owns it now
@@ -122,12 +130,14 @@ Status HipApi::launch_host(stream_t s, void (*fn)(void *), void *arg) {
 }
 
 Status HipApi::copy_async(void *dst, const void *src, std::size_t bytes, stream_t s) {
+  GpuCallTimer timed(GpuCall::copy);
   MPIX_HIP_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, s));
   return {};
 }
 
 Status HipApi::copy_2d_async(void *dst, const void *src, std::size_t width, std::size_t pitch,
                              std::size_t height, stream_t s) {
+  GpuCallTimer timed(GpuCall::copy);
   MPIX_HIP_CHECK(hipMemcpy2DAsync(dst, pitch, src, pitch, width, height, hipMemcpyDefault, s));
   return {};
 }
@@ -143,6 +153,7 @@ Status HipApi::stream_create_private(stream_t *s) {
 }
 
 MemKind HipApi::classify(const void *p) {
+  GpuCallTimer timed(GpuCall::pointer_query);
   hipPointerAttribute_t a{};
   if (hipPointerGetAttributes(&a, p) != hipSuccess) {
     (void)hipGetLastError();
