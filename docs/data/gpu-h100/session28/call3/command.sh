@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 28 call 3 (prepared, NOT run: too little device time was left to start a machine).
-# Which commit made a blocking D D ping-pong of 8-64 KiB 0.5-1 us slower (call 2)? old =
+# Which commit made a blocking D D ping-pong of 8-64 KiB 0.2-1.3 us slower (call 2)? old =
 # 2c13c18 (old/), b = 0beaee7 (b/: the fused receive kernel writes the trigger before it waits),
 # mid = 38037bc (mid/), new = the working tree. Alternating, three times. Carry .devdeps, old,
 # mid and b, each made with git archive REV | tar x -C DIR; rm -r DIR/docs (and listed in
