@@ -116,6 +116,8 @@ class Agent {
   bool fire_reached();
   void complete(Op *op);
   void finish(Op *op);
+  // op_complete, with MPIX_PROFILE's stage times; true when its request became a spare.
+  bool op_complete_profiled(Op *op);
   bool copy_in_first(Op *op);
   bool poll_copies_in();
   void profile_seen(Op *op);
@@ -140,15 +142,11 @@ class Agent {
   // Agent-thread state.
   std::unordered_map<const uint64_t *, Armed> armed_;  // by trigger word (trigger_of)
   std::size_t armed_count_ = 0;
-  // Spare requests to start when idle (op_make_spare): one for each op with a request taken
-  // since the last ones were made, so that the spares follow what enqueues use. Capped, so that
-  // a burst leaves a bounded stock.
+  // Spare requests to start when idle (op_make_spare): one for each op completed since the last
+  // ones were made whose request is gone (not kept as a spare by request_recycle), so that the
+  // spares follow what enqueues use. Capped, so that a burst leaves a bounded stock.
   static constexpr std::size_t kMaxSpareDeficit = 1024;
   std::size_t spare_deficit_ = 0;
-  // An op whose request became a spare again (op_complete, request_recycle) owes none.
-  void spare_returned(bool recycled) {
-    if (recycled && spare_deficit_ > 0) --spare_deficit_;
-  }
   std::vector<Op *> done_;
   std::vector<Op *> copying_in_;  // STAGING_IN: complete once their copy in has run
   // MPIX_PROFILE: per stream, when its last completion word was written / trigger was seen.
@@ -176,7 +174,6 @@ bool Agent::take_incoming() {
     a.ops.push_back(op);
     ++armed_count_;
     if (Provider &p = provider_of(*op); p.takes_ops()) p.take(*op);
-    if (op->grequest != MPI_REQUEST_NULL && spare_deficit_ < kMaxSpareDeficit) ++spare_deficit_;
     op = next;
   }
   return true;
@@ -335,6 +332,13 @@ void Agent::complete(Op *op) {
 }
 
 void Agent::finish(Op *op) {
+  // Read before op_complete, which may retire the op.
+  const bool had_request = op->grequest != MPI_REQUEST_NULL;
+  if (op_complete_profiled(op) || !had_request) return;  // its request kept as a spare, or none
+  if (spare_deficit_ < kMaxSpareDeficit) ++spare_deficit_;
+}
+
+bool Agent::op_complete_profiled(Op *op) {
   if (profile_enabled() && op->t_seen) {
     uint64_t t_complete = profile_now_ns();
     profile_record(ProfileStage::post, op->t_posted - op->t_seen);
@@ -344,10 +348,9 @@ void Agent::finish(Op *op) {
     const uint64_t t = profile_now_ns();
     profile_record(ProfileStage::complete, t - t_complete);
     if (s) prof_[s].done = t;
-    spare_returned(recycled);
-    return;
+    return recycled;
   }
-  spare_returned(op_complete(*op));
+  return op_complete(*op);
 }
 
 void Agent::run() {

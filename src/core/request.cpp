@@ -208,6 +208,13 @@ int cancel_fn(void *extra, int complete) {
   return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
+// @p r, @p op's spare request, into the table (an enqueue taking it then has no table work).
+void add_spare(RequestTable &t, MPI_Request r, Op *op) {
+  std::lock_guard<SpinLock> lk(t.mu);
+  t.insert(r, op);
+  t.spares.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 Status request_start(Op *op) {
@@ -235,21 +242,14 @@ bool request_make_spare(Op *op) {
   Runtime &rt = runtime();
   if (rt.mpi().grequest_start(query_fn, free_fn, cancel_fn, op, &op->spare_request) != MPI_SUCCESS)
     return false;
-  RequestTable &t = rt.requests();
-  std::lock_guard<SpinLock> lk(t.mu);
-  t.insert(op->spare_request, op);
-  t.spares.fetch_add(1, std::memory_order_relaxed);
+  add_spare(rt.requests(), op->spare_request, op);
   return true;
 }
 
 bool request_recycle(Op *op) {
   RequestTable *t = requests();
   if (!t || t->spares.load(std::memory_order_relaxed) >= kMaxSpares) return false;
-  {
-    std::lock_guard<SpinLock> lk(t->mu);
-    t->insert(op->grequest, op);  // taken out by the stream wait (request_find_all)
-    t->spares.fetch_add(1, std::memory_order_relaxed);
-  }
+  add_spare(*t, op->grequest, op);  // taken out by the stream wait (request_find_all)
   op->spare_request = op->grequest;
   op->grequest = MPI_REQUEST_NULL;
   return true;
