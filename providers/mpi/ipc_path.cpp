@@ -146,12 +146,16 @@ bool send_fits_direct(const Op &op, const IpcShared *ipc) {
   if (gated(op)) return true;
   // Small messages stay eager (staged): a GPU-direct send completes only once the receiver has
   // copied it, and programs rely on small blocking sends completing before their receive.
-  static const uint64_t eager_max =
-      static_cast<uint64_t>(setting_long(MpiSetting::gpu_direct_eager_max));
-  return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > eager_max;
+  return static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > ipc_eager_max();
 }
 
 }  // namespace
+
+uint64_t ipc_eager_max() {
+  static const uint64_t most =
+      static_cast<uint64_t>(setting_long(MpiSetting::gpu_direct_eager_max));
+  return most;
+}
 
 bool ipc_send_goes_direct(const Op &op, const IpcShared *ipc) {
   return send_fits_direct(op, ipc) && ipc->backend->classify(op.sbuf) == MemKind::device;

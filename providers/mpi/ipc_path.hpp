@@ -170,6 +170,9 @@ bool ipc_stream_copies();
 // where there is one): its staging must then copy in by the received length (the message may
 // already be in place, and nothing may overwrite it).
 bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc);
+// MPIX_GPU_DIRECT_EAGER_MAX: larger messages from a stream go GPU-direct (a partition's at
+// every size); smaller ones stay eager (staged).
+uint64_t ipc_eager_max();
 
 // A receiver's WANT to an announced send and the READY it waits for (IpcPath::ask_ready).
 struct IpcAsk {

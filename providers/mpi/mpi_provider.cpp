@@ -46,6 +46,8 @@ bool MpiProvider::may_deliver_device(const Op &op) {
   return mc && ipc_may_receive_direct(op, mc->ipc.get());
 }
 
+bool MpiProvider::direct_waits_for_receive(uint64_t bytes) { return bytes > ipc_eager_max(); }
+
 Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
   (void)ex;
   if (!fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||

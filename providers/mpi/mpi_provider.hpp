@@ -60,6 +60,8 @@ class MpiProvider final : public Provider {
   DeviceRead reads_device(const Op &op) override;
   // Receives from GPU-direct peers may be delivered into device memory.
   bool may_deliver_device(const Op &op) override;
+  // Messages above MPIX_GPU_DIRECT_EAGER_MAX go GPU-direct, which waits for the receive.
+  bool direct_waits_for_receive(uint64_t bytes) override;
   // A GPU-direct send from a stream is announced (ipc_path.hpp): arm() gives it a ready word,
   // take() sends its header where no earlier send to that peer waits for its stream.
   MpiProvider() {  // without announcements arm() and take() do nothing

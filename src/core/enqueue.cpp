@@ -79,6 +79,11 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
     return ex.wait_value(done_word, done_value);
   }
   const bool fuse_in = stg && stg->fuses_copy_in(ex);
+  if (!fired && fuse_in && stg->triggers_first()) {
+    MPIX_TRY(fault_point("trigger"));
+    MPIX_TRY(ex.write_value(fire.word, fire.value));
+    fired = *triggered = true;
+  }
   if (fired || fuse_in) {
     // Not fired yet: the fused kernel writes the trigger before it waits (one stream operation
     // for the trigger, the wait and the copy in: a failure there leaves the op unfired).

@@ -132,6 +132,15 @@ class Provider {
     (void)op;
     return false;
   }
+  // Enqueuing thread, for a receive of @p bytes may_deliver_device allows: whether a message
+  // that fits may wait at its sender until this receive is posted (a direct path's send that
+  // completes only once its receiver has copied it). The receive's trigger is then on the
+  // message's critical path, and its stream writes it first, on its own
+  // (Stager::triggers_first).
+  virtual bool direct_waits_for_receive(uint64_t bytes) {
+    (void)bytes;
+    return false;
+  }
   // Whether arm() does anything (set by a provider whose arm() may, at construction): the
   // enqueue path skips the call where it does not.
   bool arms_ops() const { return arms_ops_; }

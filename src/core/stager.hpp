@@ -112,6 +112,11 @@ class Stager {
   // MPIX_Waitall_enqueue its wait and copy in go before the others' waits, which may wait for
   // that peer's send to complete.
   virtual bool waits_first() const { return false; }
+  // A receive whose trigger a blocking enqueue writes on its own, before the fused wait and
+  // copy in (not from inside that kernel, which runs only once the stream has started it: ~1
+  // us later after a stream wait, on the critical path of a message that waits for this
+  // receive; Provider::direct_waits_for_receive).
+  virtual bool triggers_first() const { return false; }
   // After the op's trigger, before its completion wait.
   virtual Status before_wait(ExecStream &ex) {
     (void)ex;

@@ -299,3 +299,87 @@ TEST_CASE("an agent stager copies on the agent: out at the fire, in by the recei
   REQUIRE(recv.on_host_wait().is_ok());  // the agent copied: nothing is left
   CHECK(user[10] == 'u');
 }
+
+namespace {
+
+// A stream that only answers the fusion checks: which buffer owner staging told it
+// (can_fuse_staged, can_copy_prefix_staged), and whether anything asked about addresses (the
+// driver-query check, can_fuse_copy).
+struct FusionProbe : mpix::ExecStream {
+  mpix::Status write_value(uint64_t *, uint64_t) override { return {}; }
+  mpix::Status wait_value(const uint64_t *, uint64_t) override { return {}; }
+  mpix::Status launch_host(void (*)(void *), void *) override { return {}; }
+  mpix::Status copy_async(void *, const void *, std::size_t) override { return {}; }
+  mpix::Status synchronize() override { return {}; }
+  mpix::TriggerMode trigger_mode() const override { return mpix::TriggerMode::memop; }
+  void *native() const override { return nullptr; }
+  int device() const override { return 2; }
+  bool can_fuse_copy(const void *, const void *, std::size_t) override {
+    ++address_checks;
+    return true;
+  }
+  bool can_fuse_staged(std::size_t, int user_device) override {
+    told.push_back(user_device);
+    return user_device == mpix::kAnyDevice || user_device == device();
+  }
+  bool can_copy_prefix_staged(int user_device) override {
+    told.push_back(user_device);
+    return user_device == mpix::kAnyDevice || user_device == device();
+  }
+  int address_checks = 0;
+  std::vector<int> told;
+};
+
+}  // namespace
+
+TEST_CASE("a stream stager's fusion checks use the owner staging found, asking about no address",
+          "[stager]") {
+  HostStream s;
+  FusionProbe probe;
+  for (int owner : {2, 5, mpix::kAnyDevice}) {  // the stream's device, another one, managed
+    INFO("user buffer of device " << owner);
+    const bool reach = owner != 5;
+    std::vector<char> rbuf(64, 'u'), sbuf(64, 's');
+    char *bounce = nullptr;
+    StagedBuffers r = stage_recv(rbuf, &bounce);
+    r.in.user_device = owner;
+    mpix::StreamStager recv(std::move(r), /*clip=*/true);
+    probe.told.clear();
+    CHECK(recv.fuses_copy_in(probe) == reach);
+    CHECK_FALSE(probe.told.empty());
+    for (int told : probe.told) CHECK(told == owner);
+
+    StagedBuffers b(mpix::host_backend());
+    REQUIRE(b.stage(sbuf.data(), 64, MPI_BYTE, &b.out[0], &bounce, false).is_ok());
+    b.out[0].user_device = owner;
+    b.nout = 1;
+    mpix::StreamStager send(std::move(b), /*clip=*/false);
+    probe.told.clear();
+    CHECK(send.fuses_copy_out(probe) == reach);
+    REQUIRE(probe.told.size() == 1);
+    CHECK(probe.told[0] == owner);
+  }
+  CHECK(probe.address_checks == 0);
+
+  // A receive restaged with a whole bounce buffer keeps what staging found.
+  std::vector<char> user(1 << 16, 'u');
+  char *bounce = nullptr;
+  StagedBuffers b(mpix::host_backend());
+  REQUIRE(b.stage(user.data(), 1 << 16, MPI_BYTE, &b.in, &bounce, true, 1024).is_ok());
+  b.in.user_device = 5;
+  REQUIRE(b.restage_in_whole(1 << 16, MPI_BYTE, &bounce).is_ok());
+  CHECK(b.in.user_device == 5);
+  CHECK(b.in_cap == b.in.bytes);
+}
+
+TEST_CASE("only a GPU-direct receive a message may wait for writes its trigger first", "[stager]") {
+  HostStream s;
+  for (bool direct : {false, true})
+    for (bool first : {false, true}) {
+      std::vector<char> user(64, 'u');
+      char *bounce = nullptr;
+      mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, direct, first);
+      CHECK(stg.triggers_first() == (direct && first));
+      CHECK(stg.waits_first() == direct);
+    }
+}

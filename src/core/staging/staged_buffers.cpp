@@ -93,7 +93,9 @@ Status StagedBuffers::restage_in_whole(int count, MPI_Datatype dt, char **view) 
   for (int i = 0; i < nbufs; ++i) bounce_release(bufs[i], nullptr, 0);
   nbufs = 0;
   char *user = in.user - in_off;
+  const int device = in.user_device;
   in = StagedCopy{};
+  in.user_device = device;
   len_word = piece_word = copied_word = nullptr;
   return stage(user, count, dt, &in, view, true);
 }

@@ -10,6 +10,7 @@
 #include "base/copy_run.hpp"
 #include "base/status.hpp"
 #include "core/staging/bounce_pool.hpp"
+#include "gpu/backend.hpp"
 
 namespace mpix {
 
@@ -25,6 +26,9 @@ struct StagedCopy {
   std::size_t bytes = 0;
   const CopyRun *runs = nullptr;  // null: the span is dense, one copy
   std::size_t nruns = 0;
+  // Whose memory user is (Backend::classify_at, asked once by staging_setup): a device, or
+  // kAnyDevice (managed memory; host memory a host stream stages).
+  int user_device = kAnyDevice;
 };
 
 struct StagedBuffers {

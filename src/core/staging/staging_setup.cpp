@@ -64,14 +64,20 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   MPI_Count tlb = 0, text = 0;
   if (op.dt_owned) MPIX_MPI_CHECK(MPI_Type_get_true_extent_x(op.dt, &tlb, &text));
   const bool host_staged = stage_host() && be.kind() == StreamKind::host;
-  auto needs = [&](const void *p) {
+  // *device: whose memory (StagedCopy::user_device), so that the stream's fusion checks need
+  // not ask the driver again.
+  auto needs = [&](const void *p, int *device) {
+    *device = kAnyDevice;
     if (!p || p == MPI_IN_PLACE) return false;
     if (host_staged) return true;
-    MemKind mk = be.classify(static_cast<const char *>(p) + tlb);
+    MemKind mk = be.classify_at(static_cast<const char *>(p) + tlb, device);
     return mk == MemKind::device || mk == MemKind::managed;
   };
-  const bool s = (op.kind == OpKind::send || op.kind == OpKind::allreduce) && needs(op.sbuf);
-  const bool r = (op.kind == OpKind::recv || op.kind == OpKind::allreduce) && needs(op.rbuf);
+  int send_device = kAnyDevice, recv_device = kAnyDevice;
+  const bool s =
+      (op.kind == OpKind::send || op.kind == OpKind::allreduce) && needs(op.sbuf, &send_device);
+  const bool r =
+      (op.kind == OpKind::recv || op.kind == OpKind::allreduce) && needs(op.rbuf, &recv_device);
   if (!s && !r) return {};
   StagedBuffers b(&be);
   if (plan.device_copy) {
@@ -83,6 +89,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     char *view = nullptr;
     Status st = b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
                         &b.out[0], &view, false);
+    b.out[0].user_device = send_device;
     if (st.is_ok()) {
       b.nout = 1;
       op.sbuf = view;
@@ -98,7 +105,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     char *view = nullptr;
     MPIX_TRY(b.stage(const_cast<char *>(static_cast<const char *>(op.sbuf)), op.count, op.dt,
                      &b.out[b.nout], &view, false));
-    ++b.nout;
+    b.out[b.nout++].user_device = send_device;
     op.sbuf = view;
   }
   // A receive a direct path may fill (Provider::may_deliver_device) starts with a short bounce
@@ -111,6 +118,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     b.short_ok = op.kind == OpKind::recv;
     MPIX_TRY(b.stage(static_cast<char *>(op.rbuf), op.count, op.dt, &b.in, &view, b.short_ok,
                      maybe_direct ? kShortBounce : 0));
+    b.in.user_device = recv_device;
     b.has_in = true;
     // An in-place allreduce reads its input from the receive buffer too.
     if (op.kind == OpKind::allreduce && op.sbuf == MPI_IN_PLACE) b.out[b.nout++] = b.in;
@@ -154,8 +162,8 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   const bool clip = b.short_ok && !in.runs &&
                     (in.bytes <= kClipKernelMax || recv_chunk || direct ||
                      (in.bytes <= StreamStager::fused_copy_in_max() &&
-                      plan.exec->can_fuse_copy(in.user, in.bounce, in.bytes))) &&
-                    plan.exec->can_copy_prefix(in.user, in.bounce, b.len_word);
+                      plan.exec->can_fuse_staged(in.bytes, in.user_device))) &&
+                    b.len_word && plan.exec->can_copy_prefix_staged(in.user_device);
   if (b.short_ok && b.in_cap < in.bytes && !(clip && direct && !recv_chunk)) {
     // A short bounce buffer, but a copy in that cannot read where the message is: stage again
     // with a whole one (the short one goes back to the pool at once).
@@ -163,8 +171,11 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     MPIX_TRY(b.restage_in_whole(op.count, op.dt, &view));
     op.rbuf = view;
   }
+  const uint64_t in_bytes = b.in.bytes;
   if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
-  else op.stager = std::make_shared<StreamStager>(std::move(b), clip, direct);
+  else
+    op.stager = std::make_shared<StreamStager>(
+        std::move(b), clip, direct, direct && plan.provider->direct_waits_for_receive(in_bytes));
   return {};
 }
 

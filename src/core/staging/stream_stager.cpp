@@ -51,7 +51,7 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
 bool StreamStager::fuses_copy_out(ExecStream &ex) const {
   if (b_.nout != 1 || (b_.short_ok && !clip_)) return false;
   const StagedCopy &c = b_.out[0];
-  return !c.runs && ex.can_fuse_copy(c.bounce, c.user, c.bytes);
+  return !c.runs && ex.can_fuse_staged(c.bytes, c.user_device);
 }
 
 Status StreamStager::copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) {
@@ -75,14 +75,8 @@ std::size_t StreamStager::fused_copy_in_max() {
 
 bool StreamStager::fuses_copy_in(ExecStream &ex) const {
   const StagedCopy &c = b_.in;
-  if (!clip_ || !b_.has_in || c.bytes > fused_copy_in_max()) return false;
-  static_assert(alignof(ExecStream) >= 4, "the memo keeps two low bits of its address");
-  const uintptr_t key = reinterpret_cast<uintptr_t>(&ex) | kFuseInAsked;
-  const uintptr_t memo = fuse_in_memo_.load(std::memory_order_relaxed);
-  if ((memo & ~uintptr_t{1}) == key) return memo & 1;
-  const bool yes = ex.can_fuse_copy_prefix(c.user, c.bounce, c.bytes, b_.len_word);
-  fuse_in_memo_.store(key | (yes ? 1 : 0), std::memory_order_relaxed);
-  return yes;
+  return clip_ && b_.has_in && c.bytes <= fused_copy_in_max() && b_.len_word &&
+         ex.can_fuse_staged(c.bytes, c.user_device) && ex.can_copy_prefix_staged(c.user_device);
 }
 
 Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,

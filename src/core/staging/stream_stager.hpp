@@ -28,17 +28,20 @@ class StreamStager : public Stager {
   // clipped receive that may get a GPU-direct message (Provider::may_deliver_device), which
   // its copy in then takes from the sender's memory (deliver_from) and announces in
   // copied_word (ExecStream::copy_prefix_async).
-  StreamStager(StagedBuffers &&b, bool clip, bool direct = false)
-      : b_(std::move(b)), clip_(clip), direct_(clip && direct) {}
+  // @p trigger_first: a direct receive a message may wait for (Stager::triggers_first).
+  StreamStager(StagedBuffers &&b, bool clip, bool direct = false, bool trigger_first = false)
+      : b_(std::move(b)),
+        clip_(clip),
+        direct_(clip && direct),
+        trigger_first_(direct_ && trigger_first) {}
   Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) override;
   Status after_wait(ExecStream &ex, const uint64_t *trigger_word, uint64_t next_threshold) override;
   // One dense copy out (a send, or an allreduce's input without an in-place receive to fill),
   // small enough for one kernel (ExecStream::can_fuse_copy).
   bool fuses_copy_out(ExecStream &ex) const override;
   Status copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) override;
-  // A receive copied in by its length, small enough for one kernel. Asked once per stream
-  // (an MPIX_Waitall_enqueue asks up to four times per receive; each answer is two driver
-  // queries on a GPU stream), then remembered.
+  // A receive copied in by its length, small enough for one kernel (no driver query: what
+  // staging learnt of the buffers, ExecStream::can_fuse_staged).
   bool fuses_copy_in(ExecStream &ex) const override;
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                           const uint64_t *trigger_word, uint64_t next_threshold,
@@ -53,6 +56,7 @@ class StreamStager : public Stager {
   Status receive_space(uint64_t bytes, void **at) override;
   bool bounces_on_device() const override { return b_.bounce_device >= 0; }
   bool waits_first() const override { return direct_; }
+  bool triggers_first() const override { return trigger_first_; }
   Status on_host_wait() override;
 
  protected:
@@ -67,15 +71,13 @@ class StreamStager : public Stager {
   StagedBuffers b_;
   const bool clip_;
   const bool direct_;
+  const bool trigger_first_;
   bool delivered_ = false;  // agent thread: the message went straight into the user's buffer
   // A host wait's copy of a delivered message: until the sender's ready word is reached.
   Status wait_gate() const;
   bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
   bool tail_kept_ = false;  // agent thread: keep_tail ran
   std::atomic<bool> copied_in_{false};
-  // fuses_copy_in's last answer: the stream's address | kFuseInAsked | the answer (bit 0).
-  static constexpr uintptr_t kFuseInAsked = 2;
-  mutable std::atomic<uintptr_t> fuse_in_memo_{0};
 };
 
 }  // namespace mpix

@@ -94,6 +94,9 @@ class GpuBackend final : public Backend {
   }
 
   MemKind classify(const void *p) const override { return Api::classify(p); }
+  MemKind classify_at(const void *p, int *device) const override {
+    return Api::classify(p, device);
+  }
 
   // Bounce buffers and tables come first from a slab allocated at the first stream of a device
   // (prepare_device), so that staging small and medium messages needs no page-locked

@@ -221,11 +221,9 @@ class GpuExecStream final : public ExecStream {
   }
 
   // A kernel reads the length at run time; the copy engine would need it at enqueue time.
-  // The length word is pinned memory from the same allocator as a bounce buffer (staging keeps
-  // it in the bounce buffer itself), so checking the two buffers covers it.
-  bool can_copy_prefix(const void *dst, const void *src, const uint64_t *len_word) override {
-    return Api::kHasKernels && len_word && Api::kernel_can_access(dst, device_) &&
-           Api::kernel_can_access(src, device_);
+  // The length words are in the bounce buffer (mapped pinned memory) with the message.
+  bool can_copy_prefix_staged(int user_device) override {
+    return Api::kHasKernels && reaches_staged(user_device);
   }
 
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
@@ -243,9 +241,15 @@ class GpuExecStream final : public ExecStream {
            Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
   }
 
-  bool can_fuse_copy_prefix(const void *dst, const void *src, std::size_t bytes,
-                            const uint64_t *len_word) override {
-    return len_word && can_fuse_copy(dst, src, bytes);
+  bool can_fuse_staged(std::size_t bytes, int user_device) override {
+    return Api::kHasKernels && mode_ != TriggerMode::hostfn && bytes <= kMaxFusedCopy &&
+           reaches_staged(user_device);
+  }
+  // A bounce buffer is mapped pinned memory (the same address on every device: unified
+  // addressing) or this stream's device's memory (StagedBuffers::bounce_device); a user buffer
+  // as kernel_can_access says: its own device's memory or managed memory.
+  bool reaches_staged(int user_device) const {
+    return user_device == kAnyDevice || user_device == device_;
   }
 
   // The caller checked can_fuse_copy (a staged send's copy out: StreamStager::fuses_copy_out).
@@ -335,7 +339,7 @@ class GpuExecStream final : public ExecStream {
                                std::size_t max_bytes, const uint64_t *len_word,
                                const StreamMemOp *then, std::size_t nthen,
                                const PreWork *pre = nullptr) override {
-    // The caller checked can_fuse_copy_prefix (Stager::fuses_copy_in): not asked again.
+    // The caller checked can_fuse_staged and can_copy_prefix_staged (Stager::fuses_copy_in).
     ThenWaits tw{};
     if (!Api::kHasKernels || mode_ == TriggerMode::hostfn)
       return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,

@@ -317,8 +317,9 @@ Status CudaApi::stream_create_private(stream_t *s) {
   return {};
 }
 
-MemKind CudaApi::classify(const void *p) {
+MemKind CudaApi::classify(const void *p, int *device) {
   GpuCallTimer timed(GpuCall::pointer_query);
+  if (device) *device = kAnyDevice;
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
@@ -326,6 +327,7 @@ MemKind CudaApi::classify(const void *p) {
   }
   switch (a.type) {
     case cudaMemoryTypeDevice:
+      if (device) *device = a.device;
       return MemKind::device;
     case cudaMemoryTypeManaged:
       return MemKind::managed;

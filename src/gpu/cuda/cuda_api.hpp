@@ -76,7 +76,8 @@ struct CudaApi {
   static Status synchronize(stream_t s);
   static Status stream_create_private(stream_t *s);
 
-  static MemKind classify(const void *p);
+  // *@p device (where not null): the device of device memory, else kAnyDevice.
+  static MemKind classify(const void *p, int *device = nullptr);
   // Whether a kernel on device @p dev can dereference @p p as it is.
   static bool kernel_can_access(const void *p, int dev);
   // Whether @p p is device memory of device @p dev (its own or mapped from another process).

@@ -152,15 +152,18 @@ Status HipApi::stream_create_private(stream_t *s) {
   return {};
 }
 
-MemKind HipApi::classify(const void *p) {
+MemKind HipApi::classify(const void *p, int *device) {
   GpuCallTimer timed(GpuCall::pointer_query);
+  if (device) *device = kAnyDevice;
   hipPointerAttribute_t a{};
   if (hipPointerGetAttributes(&a, p) != hipSuccess) {
     (void)hipGetLastError();
     return MemKind::host;
   }
   if (a.isManaged) return MemKind::managed;
-  return a.memoryType == hipMemoryTypeDevice ? MemKind::device : MemKind::pinned_host;
+  if (a.memoryType != hipMemoryTypeDevice) return MemKind::pinned_host;
+  if (device) *device = a.device;
+  return MemKind::device;
 }
 
 // No kernels in a host-compiler build: tables of runs go through the copy engine.

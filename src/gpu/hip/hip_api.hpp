@@ -56,7 +56,8 @@ struct HipApi {
   static Status synchronize(stream_t s);
   static Status stream_create_private(stream_t *s);
 
-  static MemKind classify(const void *p);
+  // *@p device (where not null): the device of device memory, else kAnyDevice.
+  static MemKind classify(const void *p, int *device = nullptr);
   static bool kernel_can_access(const void *p, int dev);
   static bool device_memory_of(const void *p, int dev);
   static Status host_alloc(std::size_t bytes, void **p);

@@ -85,12 +85,15 @@ class HostExecStream final : public ExecStream {
     if (rc == 0) c.release();  // the host function owns it now
     return check(rc, "launch(copy_runs)");
   }
-  bool can_copy_prefix(const void *, const void *, const uint64_t *) override { return true; }
+  bool can_copy_prefix_staged(int) override { return true; }
   // MPIX_HOST_FUSE (tests): the fused paths a CUDA stream takes, each done by the base class as
   // the items it stands for (ExecStream::copy_then_write, wait_then_copy_prefix, ...).
   bool can_fuse_copy(const void *, const void *, std::size_t bytes) override {
     static const bool on = std::strcmp(setting_str(GpuSetting::host_fuse), "on") == 0;
     return on && bytes <= kMaxFusedCopy;
+  }
+  bool can_fuse_staged(std::size_t bytes, int) override {
+    return can_fuse_copy(nullptr, nullptr, bytes);
   }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                            const uint64_t *len_word, uint64_t skip) override {
