@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H200 (the H100 kind came back as an H200 for this call), 2026-12-06 06:29 UTC.
 # Session 29 call 2. new = the working tree: a staged op's fusion checks use what staging's one
 # pointer query found (no kernel_can_access queries of the bounce and user buffers: 2 fewer per
 # send, 4 fewer per receive), and a blocking receive a GPU-direct message waits for (above
