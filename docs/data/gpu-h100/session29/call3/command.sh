@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 06:37 UTC).
 # Session 29 call 3: no regression elsewhere from 7996c7f, and call 2's unsettled D D 4-128 KiB.
 # old = cd37187 (old/, carried), new = the working tree. D D bandwidth (window 64) and H H
 # bandwidth old/new alternating twice; D D one way 8 B-128 KiB old/new alternating four times;
