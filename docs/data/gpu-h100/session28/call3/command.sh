@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 28 call 3 (prepared, NOT run: too little device time was left to start a machine).
+# Session 28 call 3 (prepared in session 28; run in session 29 as its call 1, data in session29/call1).
 # Which commit made a blocking D D ping-pong of 8-64 KiB 0.2-1.3 us slower (call 2)? old =
 # 2c13c18 (old/), b = 0beaee7 (b/: the fused receive kernel writes the trigger before it waits),
 # mid = 38037bc (mid/), new = the working tree. Alternating, three times. Carry .devdeps, old,
