@@ -309,9 +309,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       // before the others wait. A deferred trigger of these (or earlier) ops goes before every
       // wait: the first fused kernel of the group writes it before it waits (pre_at), where the
       // group's first wait is one; else a stream write before a waits_first receive that does
-      // not fuse or that a GPU-direct message waits for (Stager::triggers_first: from inside
-      // the kernel it would post the receive late), or the first entry of the batch of the
-      // other waits.
+      // not fuse, or the first entry of the batch of the other waits.
       // Deferred copies out (Stream::defer_copy) go with the trigger: into the kernel that
       // writes it, or a kernel of their own just before (flush_deferred_trigger).
       int pre_at = -1;
@@ -319,8 +317,7 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         MPIX_TRY(flush_deferred_trigger(s, *ex));
       uint64_t t = s.take_deferred();
       if (t && !waits_first.empty()) {
-        const Stager &g = *ops[waits_first.front()]->stager;
-        if (g.fuses_copy_in(*ex) && !g.triggers_first()) {
+        if (ops[waits_first.front()]->stager->fuses_copy_in(*ex)) {
           pre_at = waits_first.front();
         } else {
           s.defer_trigger(t);

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H200 (2026-12-06 06:45 UTC). The change it measured was then taken out (results-gpu.md, session 29).
 # Session 29 call 4. new = the working tree (2695018: a deferred MPIX_Waitall_enqueue writes its
 # trigger before the fused kernel of a receive a GPU-direct message waits for); old = 93571b3
 # (old2/, carried: the tree just before it). The deferred and GPU-direct gpu tests; the halo
