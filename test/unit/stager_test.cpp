@@ -13,6 +13,7 @@
 #include "core/provider.hpp"
 #include "core/runtime.hpp"
 #include "core/staging/agent_stager.hpp"
+#include "core/staging/bounce_pool.hpp"
 #include "core/staging/pipelined_stager.hpp"
 #include "core/staging/stream_stager.hpp"
 #include "gpu/backend.hpp"
@@ -382,4 +383,31 @@ TEST_CASE("only a GPU-direct receive a message may wait for writes its trigger f
       CHECK(stg.triggers_first() == (direct && first));
       CHECK(stg.waits_first() == direct);
     }
+}
+
+TEST_CASE("the bounce pool hands out a ready buffer before it checks the pending ones",
+          "[stager]") {
+  // Streams' words, as pending buffers point at them: declared first, they outlive the pool.
+  uint64_t word = 5, behind = 1;
+  HostStream s;  // the pool is the Runtime's
+  mpix::Backend *be = mpix::host_backend();
+  mpix::Bounce a, b, c;
+  REQUIRE(mpix::bounce_acquire(be, 100, &a).is_ok());
+  REQUIRE(mpix::bounce_acquire(be, 100, &b).is_ok());
+  mpix::bounce_release(a, &word, 3);    // pending until the word reaches 3: it has (5)
+  mpix::bounce_release(b, nullptr, 0);  // ready at once
+  // b is ready: a is not checked (its word would be a read of GPU-written memory).
+  REQUIRE(mpix::bounce_acquire(be, 100, &c).is_ok());
+  CHECK(c.p == b.p);
+  // None ready now: a is checked, found past its value, and handed out.
+  mpix::Bounce d;
+  REQUIRE(mpix::bounce_acquire(be, 100, &d).is_ok());
+  CHECK(d.p == a.p);
+  // One whose word has not reached its value is skipped, not waited for: a new buffer.
+  mpix::bounce_release(d, &behind, 2);
+  mpix::Bounce e;
+  REQUIRE(mpix::bounce_acquire(be, 100, &e).is_ok());
+  CHECK(e.p != a.p);
+  mpix::bounce_release(c, nullptr, 0);
+  mpix::bounce_release(e, nullptr, 0);
 }

@@ -116,15 +116,18 @@ class Pool {
     std::deque<Entry> pending;
   };
 
-  // A free buffer of @p c into *@p out, if one is: the newest ready one, once the pending ones
-  // whose stream has passed them are ready too (so that the buffer released last, whose bytes
-  // may still be in the CPU caches, goes out first: a 4 MiB ping-pong staged through buffers
-  // taken oldest first ran 10-25 % slower). The oldest pending ones are checked until one is
-  // not free (each moves once: O(1) a call on average); only where that leaves none ready, the
-  // next few, then all of them. A pending one is skipped, never waited for. mu_ held.
+  // A free buffer of @p c into *@p out, if one is: the newest ready one (the buffer released
+  // last, whose bytes may still be in the CPU caches: a 4 MiB ping-pong staged through buffers
+  // taken oldest first ran 10-25 % slower). Only where none is ready (or many are pending) are
+  // the pending ones checked, the oldest until one is not free (each moves once: O(1) a call on
+  // average); where that leaves none ready, the next few, then all of them. A pending one is
+  // skipped, never waited for. Checking reads its stream's word, which a GPU writes: a read that
+  // misses the CPU caches, ~0.2 us an acquire on the GPU machine (docs/results-gpu.md, session
+  // 29), so it is not done while a ready buffer is at hand. mu_ held.
   static bool take(Class &c, Bounce *out) {
     constexpr std::size_t kReapFirst = 8;
-    reap_front(c);
+    constexpr std::size_t kPendingMax = 64;  // checked anyway past this many
+    if (c.ready.empty() || c.pending.size() > kPendingMax) reap_front(c);
     if (c.ready.empty()) reap(c, kReapFirst);
     if (c.ready.empty() && c.pending.size() > kReapFirst) reap(c, c.pending.size());
     if (c.ready.empty()) return false;

@@ -111,8 +111,8 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // A receive a direct path may fill (Provider::may_deliver_device) starts with a short bounce
   // buffer, where its copy in can read the length at run time (it then also reads where the
   // message is); a receive staged otherwise (below) takes a whole one after all.
-  const bool maybe_direct = op.kind == OpKind::recv && !plan.agent_always && !plan.chunk &&
-                            plan.exec && plan.provider->may_deliver_device(op);
+  const bool deliverable = r && op.kind == OpKind::recv && plan.provider->may_deliver_device(op);
+  const bool maybe_direct = deliverable && !plan.agent_always && !plan.chunk && plan.exec;
   if (r) {
     char *view = nullptr;
     b.short_ok = op.kind == OpKind::recv;
@@ -158,7 +158,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // its device buffer (Provider::may_deliver_device) goes by length whatever its size, so that
   // its copy in copies nothing over a delivered message.
   const StagedCopy &in = b.in;
-  const bool direct = b.short_ok && !in.runs && plan.provider->may_deliver_device(op);
+  const bool direct = b.short_ok && !in.runs && deliverable;
   const bool clip = b.short_ok && !in.runs &&
                     (in.bytes <= kClipKernelMax || recv_chunk || direct ||
                      (in.bytes <= StreamStager::fused_copy_in_max() &&
