@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 07:08 UTC).
 # Session 29 call 5: where a D D MPIX_Irecv_enqueue's host time goes (it costs ~1 us more than
 # the Isend on the GPU machine, with fewer instructions). exp/ = HEAD with phase_timers.patch
 # (throwaway timers reported as MPIX_PROFILE's "X ..." lines: the whole call by kind, op_create,
