@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 07:13 UTC).
 # Session 29 call 6. new = the working tree: the bounce pool hands out a ready buffer without
 # reading pending buffers' stream words (GPU-written: call 5 timed bounce_acquire at 0.25-0.36 us
 # on the GPU against 0.07-0.10 on host streams), and staging asks the provider once whether a
