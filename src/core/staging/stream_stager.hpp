@@ -37,7 +37,7 @@ class StreamStager : public Stager {
   Status before_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t first) override;
   Status after_wait(ExecStream &ex, const uint64_t *trigger_word, uint64_t next_threshold) override;
   // One dense copy out (a send, or an allreduce's input without an in-place receive to fill),
-  // small enough for one kernel (ExecStream::can_fuse_copy).
+  // small enough for one kernel (ExecStream::can_fuse_staged).
   bool fuses_copy_out(ExecStream &ex) const override;
   Status copy_out_and_trigger(ExecStream &ex, uint64_t *trigger_word, uint64_t value) override;
   // A receive copied in by its length, small enough for one kernel (no driver query: what

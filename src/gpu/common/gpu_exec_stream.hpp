@@ -252,7 +252,7 @@ class GpuExecStream final : public ExecStream {
     return user_device == kAnyDevice || user_device == device_;
   }
 
-  // The caller checked can_fuse_copy (a staged send's copy out: StreamStager::fuses_copy_out).
+  // The caller checked can_fuse_staged (a staged send's copy out: StreamStager::fuses_copy_out).
   Status fused_copy_then_write(void *dst, const void *src, std::size_t bytes, uint64_t *word,
                                uint64_t value) override {
     if (!Api::kHasKernels || mode_ == TriggerMode::hostfn)
@@ -285,7 +285,7 @@ class GpuExecStream final : public ExecStream {
     return signals_->device_address(pre.write.word, &tw->pre_word).is_ok();
   }
   // copies_then_write by one kernel: up to kMaxPreCopies pieces the stream's kernels reach
-  // (a stream's deferred copies out, each checked by can_fuse_copy when it was deferred).
+  // (a stream's deferred copies out, each checked by can_fuse_staged when it was deferred).
   Status copies_then_write(const CopyPiece *pieces, std::size_t n, uint64_t *word,
                            uint64_t value) override {
     if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || n == 0 || n > kMaxPreCopies)
