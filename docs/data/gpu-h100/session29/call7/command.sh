@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 07:25 UTC).
 # Session 29 call 7: issue 12's "staged path no slower than mpi-sync at any size", with today's
 # code (last measured in session 18): D D one way with GPU-direct off (MPIX_GPU_DIRECT=off),
 # mpi-sync, and the default (GPU-direct), alternating twice, 8 B to 16 MiB.
