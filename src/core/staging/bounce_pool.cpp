@@ -121,9 +121,9 @@ class Pool {
   // taken oldest first ran 10-25 % slower). Only where none is ready (or many are pending) are
   // the pending ones checked, the oldest until one is not free (each moves once: O(1) a call on
   // average); where that leaves none ready, the next few, then all of them. A pending one is
-  // skipped, never waited for. Checking reads its stream's word, which a GPU writes: a read that
-  // misses the CPU caches, ~0.2 us an acquire on the GPU machine (docs/results-gpu.md, session
-  // 29), so it is not done while a ready buffer is at hand. mu_ held.
+  // skipped, never waited for. Checking reads its stream's word, which a GPU writes (a read that
+  // misses the CPU caches), so it is not done while a ready buffer is at hand; the gain was not
+  // measurable in a D D exchange's host time (docs/results-gpu.md, session 29, call 6). mu_ held.
   static bool take(Class &c, Bounce *out) {
     constexpr std::size_t kReapFirst = 8;
     constexpr std::size_t kPendingMax = 64;  // checked anyway past this many

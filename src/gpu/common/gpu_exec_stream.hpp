@@ -237,13 +237,14 @@ class GpuExecStream final : public ExecStream {
   // Up to kMaxFusedCopy bytes, where the kernel reaches both buffers (the signal words it always
   // reaches). The hostfn mode keeps its host functions: a kernel store or spin would bypass them.
   bool can_fuse_copy(const void *dst, const void *src, std::size_t bytes) override {
-    return Api::kHasKernels && mode_ != TriggerMode::hostfn && bytes <= kMaxFusedCopy &&
-           Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
+    return fuses_bytes(bytes) && Api::kernel_can_access(dst, device_) &&
+           Api::kernel_can_access(src, device_);
   }
-
   bool can_fuse_staged(std::size_t bytes, int user_device) override {
-    return Api::kHasKernels && mode_ != TriggerMode::hostfn && bytes <= kMaxFusedCopy &&
-           reaches_staged(user_device);
+    return fuses_bytes(bytes) && reaches_staged(user_device);
+  }
+  bool fuses_bytes(std::size_t bytes) const {
+    return Api::kHasKernels && mode_ != TriggerMode::hostfn && bytes <= kMaxFusedCopy;
   }
   // A bounce buffer is mapped pinned memory (the same address on every device: unified
   // addressing) or this stream's device's memory (StagedBuffers::bounce_device); a user buffer
