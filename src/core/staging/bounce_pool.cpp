@@ -2,12 +2,10 @@
 
 #include <cstddef>
 #include <deque>
-#include <map>
-#include <mutex>
-#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "base/futex_lock.hpp"
 #include "base/log.hpp"
 #include "base/waiter.hpp"
 #include "core/runtime.hpp"
@@ -20,23 +18,33 @@ namespace {
 // Smallest power of two >= bytes, at least one page; or a power of two and one page where that
 // holds them: a staged receive of 2^k bytes needs its span and a few words after it (its length
 // and source words), which would otherwise take a buffer of twice the size (a 64 MiB receive,
-// 128 MiB of pinned memory).
-std::size_t size_class(std::size_t bytes) {
-  constexpr std::size_t kPage = 4096;
+// 128 MiB of pinned memory). *@p index: the class's slot in a Shelf (2 log2 of the power of
+// two, plus one for "and a page").
+constexpr std::size_t kPage = 4096;
+std::size_t size_class(std::size_t bytes, std::size_t *index) {
   std::size_t c = kPage;
-  while (c < bytes) c <<= 1;
-  if (c > 2 * kPage && bytes <= c / 2 + kPage) return c / 2 + kPage;
+  unsigned log2 = 12;
+  while (c < bytes) {
+    c <<= 1;
+    ++log2;
+  }
+  if (c > 2 * kPage && bytes <= c / 2 + kPage) {
+    *index = 2 * (log2 - 1) + 1;
+    return c / 2 + kPage;
+  }
+  *index = 2 * log2;
   return c;
 }
 
 class Pool {
  public:
   Status acquire(Backend *be, std::size_t bytes, Bounce *out, int device) {
-    std::size_t cap = size_class(bytes);
+    std::size_t index = 0;
+    const std::size_t cap = size_class(bytes, &index);
     {
-      std::lock_guard<std::mutex> lk(mu_);
-      auto it = free_.find(Key{be, device, cap});
-      if (it != free_.end() && take(it->second, out)) {
+      std::lock_guard<FutexLock> lk(mu_);
+      Shelf *sh = find(be, device);
+      if (sh && take(sh->classes[index], cap, out)) {
         --cached_;
         ++in_use_;
         return {};
@@ -47,7 +55,7 @@ class Pool {
     else MPIX_TRY(alloc_unexported(be, device, cap, &p));
     MPIX_LOG(debug, "stream", "staging: new %zu-byte bounce buffer (%s)", cap,
              device < 0 ? "pinned" : "device");
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<FutexLock> lk(mu_);
     *out = Bounce{be, static_cast<char *>(p), cap, device};
     ++in_use_;
     bytes_ += cap;
@@ -55,10 +63,13 @@ class Pool {
   }
 
   void release(const Bounce &b, const uint64_t *word, uint64_t value) {
-    std::lock_guard<std::mutex> lk(mu_);
-    Class &c = free_[Key{b.be, b.device, b.cap}];
-    if (word) c.pending.push_back(Entry{b, word, value});
-    else c.ready.push_back(b);
+    std::size_t index = 0;
+    size_class(b.cap, &index);
+    std::lock_guard<FutexLock> lk(mu_);
+    Class &c = shelf(b.be, b.device).classes[index];
+    const Entry e{b, word, value, ++seq_};
+    if (word) c.pending.push_back(e);
+    else c.ready.push_back(e);
     --in_use_;
     ++cached_;
   }
@@ -74,7 +85,7 @@ class Pool {
     // no more device copies (the caller stages through host memory instead).
     constexpr std::size_t kMaxAside = 64;
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      std::lock_guard<FutexLock> lk(mu_);
       if (aside_.size() >= kMaxAside)
         return make_status(MPI_ERR_NO_MEM,
                            "%zu device buffers lie where freed GPU-direct send buffers were; "
@@ -89,7 +100,7 @@ class Pool {
       MPIX_LOG(debug, "stream",
                "staging: a new device buffer lies where an exported one was; "
                "kept aside");
-      std::lock_guard<std::mutex> lk(mu_);
+      std::lock_guard<FutexLock> lk(mu_);
       aside_.push_back(*p);
     }
     return make_status(MPI_ERR_NO_MEM,
@@ -98,23 +109,62 @@ class Pool {
   }
 
   StagingPoolStats stats() {
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<FutexLock> lk(mu_);
     return StagingPoolStats{cached_, in_use_, bytes_};
   }
 
  private:
   struct Entry {
     Bounce b;
-    const uint64_t *word;
+    const uint64_t *word;  // null for a ready buffer
     uint64_t value;
+    uint64_t seq;  // release order (Pool::seq_)
+  };
+  // Pending buffers, oldest first: a vector whose front is at head (a deque allocates on
+  // construction, and a shelf holds kClasses of these).
+  struct PendingList {
+    std::vector<Entry> v;
+    std::size_t head = 0;
+    bool empty() const { return head == v.size(); }
+    std::size_t size() const { return v.size() - head; }
+    const Entry &operator[](std::size_t i) const { return v[head + i]; }
+    const Entry &back() const { return v.back(); }
+    void push_back(const Entry &e) { v.push_back(e); }
+    void pop_front() {
+      if (++head == v.size()) clear();
+      else if (head >= 64 && 2 * head >= v.size()) {
+        v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+        head = 0;
+      }
+    }
+    void pop_back() {
+      v.pop_back();
+      if (empty()) clear();
+    }
+    // Drops entries [from, to) (counted from the front).
+    void erase(std::size_t from, std::size_t to) {
+      v.erase(v.begin() + static_cast<std::ptrdiff_t>(head + from),
+              v.begin() + static_cast<std::ptrdiff_t>(head + to));
+      if (empty()) clear();
+    }
+    void clear() {
+      v.clear();
+      head = 0;
+    }
   };
   // The free buffers of one size class: those nothing touches any more, newest last (a buffer
   // released a moment ago is likely still in the CPU caches), and those whose stream may still
   // copy out of them, in release order (the oldest are the likeliest to be free by now).
   struct Class {
-    std::vector<Bounce> ready;
-    std::deque<Entry> pending;
+    std::vector<Entry> ready;
+    PendingList pending;
   };
+
+  // From this size class up, a buffer's bytes in the CPU caches weigh more than the read of
+  // one stream word (below): a receive's buffer, pending until its stream has copied it in,
+  // would otherwise alternate with another at every message of a ping-pong, and MPI's copies
+  // into the colder one cost more (session 30).
+  static constexpr std::size_t kHotMin = 128 * 1024;
 
   // A free buffer of @p c into *@p out, if one is: the newest ready one (the buffer released
   // last, whose bytes may still be in the CPU caches: a 4 MiB ping-pong staged through buffers
@@ -122,24 +172,32 @@ class Pool {
   // the pending ones checked, the oldest until one is not free (each moves once: O(1) a call on
   // average); where that leaves none ready, the next few, then all of them. A pending one is
   // skipped, never waited for. Checking reads its stream's word, which a GPU writes (a read that
-  // misses the CPU caches), so it is not done while a ready buffer is at hand; the gain was not
-  // measurable in a D D exchange's host time (docs/results-gpu.md, session 29, call 6). mu_ held.
-  static bool take(Class &c, Bounce *out) {
+  // misses the CPU caches), so below kHotMin it is not done while a ready buffer is at hand (the
+  // gain was not measurable in a D D exchange's host time: docs/results-gpu.md, session 29,
+  // call 6); from kHotMin the newest pending buffer is taken first where it is newer than the
+  // newest ready one and free. mu_ held.
+  static bool take(Class &c, std::size_t cap, Bounce *out) {
     constexpr std::size_t kReapFirst = 8;
     constexpr std::size_t kPendingMax = 64;  // checked anyway past this many
+    if (cap >= kHotMin && !c.pending.empty() &&
+        (c.ready.empty() || c.pending.back().seq > c.ready.back().seq) &&
+        reached(load_signal(c.pending.back().word), c.pending.back().value)) {
+      *out = c.pending.back().b;
+      c.pending.pop_back();
+      return true;
+    }
     if (c.ready.empty() || c.pending.size() > kPendingMax) reap_front(c);
     if (c.ready.empty()) reap(c, kReapFirst);
     if (c.ready.empty() && c.pending.size() > kReapFirst) reap(c, c.pending.size());
     if (c.ready.empty()) return false;
-    *out = c.ready.back();
+    *out = c.ready.back().b;
     c.ready.pop_back();
     return true;
   }
   // Moves the oldest pending buffers to ready while their stream has passed them.
   static void reap_front(Class &c) {
-    while (!c.pending.empty() &&
-           reached(load_signal(c.pending.front().word), c.pending.front().value)) {
-      c.ready.push_back(c.pending.front().b);
+    while (!c.pending.empty() && reached(load_signal(c.pending[0].word), c.pending[0].value)) {
+      c.ready.push_back(c.pending[0]);
       c.pending.pop_front();
     }
   }
@@ -150,16 +208,41 @@ class Pool {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const Entry &e = c.pending[i];
-      if (reached(load_signal(e.word), e.value)) c.ready.push_back(e.b);
-      else c.pending[kept++] = e;
+      if (reached(load_signal(e.word), e.value)) c.ready.push_back(e);
+      else c.pending.v[c.pending.head + kept++] = e;
     }
-    c.pending.erase(c.pending.begin() + static_cast<std::ptrdiff_t>(kept),
-                    c.pending.begin() + static_cast<std::ptrdiff_t>(n));
+    c.pending.erase(kept, n);
   }
 
-  using Key = std::tuple<Backend *, int, std::size_t>;
-  std::mutex mu_;
-  std::map<Key, Class> free_;
+  // The classes of one backend's pinned memory (device -1) or of one device's memory, indexed
+  // by size_class's index: found in a few compares and one index, not a map lookup (~100
+  // instructions a staged op, session 30). A process has one or two shelves.
+  static constexpr std::size_t kClasses = 128;  // 2 per power of two up to 2^63
+  struct Shelf {
+    Backend *be = nullptr;
+    int device = -1;
+    std::vector<Class> classes;  // kClasses
+  };
+  Shelf *find(Backend *be, int device) {
+    for (Shelf &sh : shelves_)
+      if (sh.be == be && sh.device == device) return &sh;
+    return nullptr;
+  }
+  Shelf &shelf(Backend *be, int device) {
+    if (Shelf *sh = find(be, device)) return *sh;
+    shelves_.emplace_back();
+    Shelf &sh = shelves_.back();
+    sh.be = be;
+    sh.device = device;
+    sh.classes.resize(kClasses);
+    return sh;
+  }
+
+  // Taken by the enqueuing threads and by the agent (which releases the buffers of completed
+  // ops): held for a few dozen instructions, never across a driver call.
+  FutexLock mu_;
+  std::deque<Shelf> shelves_;  // stable addresses
+  uint64_t seq_ = 0;           // releases so far
   std::vector<void *> aside_;  // device memory alloc_unexported did not use
   std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
 };
