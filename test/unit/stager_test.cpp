@@ -411,37 +411,3 @@ TEST_CASE("the bounce pool hands out a ready buffer before it checks the pending
   mpix::bounce_release(c, nullptr, 0);
   mpix::bounce_release(e, nullptr, 0);
 }
-
-TEST_CASE("the bounce pool hands out the buffer released last from 128 KiB up, pending or not",
-          "[stager]") {
-  uint64_t word = 5, behind = 1;
-  HostStream s;
-  mpix::Backend *be = mpix::host_backend();
-  const std::size_t big = std::size_t{1} << 20;
-  mpix::Bounce a, b, c, d, e;
-  REQUIRE(mpix::bounce_acquire(be, big, &a).is_ok());
-  REQUIRE(mpix::bounce_acquire(be, big, &b).is_ok());
-  mpix::bounce_release(b, nullptr, 0);  // ready, released first
-  mpix::bounce_release(a, &word, 3);    // pending, released last, its stream past it
-  // a is newer than the ready b and free: a receive's buffer comes back, not the colder one.
-  REQUIRE(mpix::bounce_acquire(be, big, &c).is_ok());
-  CHECK(c.p == a.p);
-  // Released last again, but its stream is not past it: the ready b instead.
-  mpix::bounce_release(c, &behind, 2);
-  REQUIRE(mpix::bounce_acquire(be, big, &d).is_ok());
-  CHECK(d.p == b.p);
-  // Below 128 KiB the ready buffer still goes first (the pending one's word is not read).
-  mpix::Bounce f, g, h;
-  REQUIRE(mpix::bounce_acquire(be, 100, &f).is_ok());
-  REQUIRE(mpix::bounce_acquire(be, 100, &g).is_ok());
-  mpix::bounce_release(g, nullptr, 0);
-  mpix::bounce_release(f, &word, 3);
-  REQUIRE(mpix::bounce_acquire(be, 100, &h).is_ok());
-  CHECK(h.p == g.p);
-  behind = 2;  // c's stream passes it: the pool may hand it out again
-  REQUIRE(mpix::bounce_acquire(be, big, &e).is_ok());
-  CHECK(e.p == a.p);
-  mpix::bounce_release(d, nullptr, 0);
-  mpix::bounce_release(e, nullptr, 0);
-  mpix::bounce_release(h, nullptr, 0);
-}

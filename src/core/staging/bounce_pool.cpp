@@ -44,7 +44,7 @@ class Pool {
     {
       std::lock_guard<FutexLock> lk(mu_);
       Shelf *sh = find(be, device);
-      if (sh && take(sh->classes[index], cap, out)) {
+      if (sh && take(sh->classes[index], out)) {
         --cached_;
         ++in_use_;
         return {};
@@ -67,9 +67,8 @@ class Pool {
     size_class(b.cap, &index);
     std::lock_guard<FutexLock> lk(mu_);
     Class &c = shelf(b.be, b.device).classes[index];
-    const Entry e{b, word, value, ++seq_};
-    if (word) c.pending.push_back(e);
-    else c.ready.push_back(e);
+    if (word) c.pending.push_back(Entry{b, word, value});
+    else c.ready.push_back(b);
     --in_use_;
     ++cached_;
   }
@@ -116,9 +115,8 @@ class Pool {
  private:
   struct Entry {
     Bounce b;
-    const uint64_t *word;  // null for a ready buffer
+    const uint64_t *word;
     uint64_t value;
-    uint64_t seq;  // release order (Pool::seq_)
   };
   // Pending buffers, oldest first: a vector whose front is at head (a deque allocates on
   // construction, and a shelf holds kClasses of these).
@@ -128,7 +126,6 @@ class Pool {
     bool empty() const { return head == v.size(); }
     std::size_t size() const { return v.size() - head; }
     const Entry &operator[](std::size_t i) const { return v[head + i]; }
-    const Entry &back() const { return v.back(); }
     void push_back(const Entry &e) { v.push_back(e); }
     void pop_front() {
       if (++head == v.size()) clear();
@@ -136,10 +133,6 @@ class Pool {
         v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
         head = 0;
       }
-    }
-    void pop_back() {
-      v.pop_back();
-      if (empty()) clear();
     }
     // Drops entries [from, to) (counted from the front).
     void erase(std::size_t from, std::size_t to) {
@@ -156,15 +149,9 @@ class Pool {
   // released a moment ago is likely still in the CPU caches), and those whose stream may still
   // copy out of them, in release order (the oldest are the likeliest to be free by now).
   struct Class {
-    std::vector<Entry> ready;
+    std::vector<Bounce> ready;
     PendingList pending;
   };
-
-  // From this size class up, a buffer's bytes in the CPU caches weigh more than the read of
-  // one stream word (below): a receive's buffer, pending until its stream has copied it in,
-  // would otherwise alternate with another at every message of a ping-pong, and MPI's copies
-  // into the colder one cost more (session 30).
-  static constexpr std::size_t kHotMin = 128 * 1024;
 
   // A free buffer of @p c into *@p out, if one is: the newest ready one (the buffer released
   // last, whose bytes may still be in the CPU caches: a 4 MiB ping-pong staged through buffers
@@ -172,32 +159,26 @@ class Pool {
   // the pending ones checked, the oldest until one is not free (each moves once: O(1) a call on
   // average); where that leaves none ready, the next few, then all of them. A pending one is
   // skipped, never waited for. Checking reads its stream's word, which a GPU writes (a read that
-  // misses the CPU caches), so below kHotMin it is not done while a ready buffer is at hand (the
-  // gain was not measurable in a D D exchange's host time: docs/results-gpu.md, session 29,
-  // call 6); from kHotMin the newest pending buffer is taken first where it is newer than the
-  // newest ready one and free. mu_ held.
-  static bool take(Class &c, std::size_t cap, Bounce *out) {
+  // misses the CPU caches), so it is not done while a ready buffer is at hand; the gain was not
+  // measurable in a D D exchange's host time (docs/results-gpu.md, session 29, call 6). Handing
+  // out the newest buffer, pending or not, from 128 KiB up (so that a ping-pong's receive
+  // reuses one buffer rather than alternating between two) made staged 1-8 MiB messages 5-10 %
+  // slower (session 30, call 2): not done. mu_ held.
+  static bool take(Class &c, Bounce *out) {
     constexpr std::size_t kReapFirst = 8;
     constexpr std::size_t kPendingMax = 64;  // checked anyway past this many
-    if (cap >= kHotMin && !c.pending.empty() &&
-        (c.ready.empty() || c.pending.back().seq > c.ready.back().seq) &&
-        reached(load_signal(c.pending.back().word), c.pending.back().value)) {
-      *out = c.pending.back().b;
-      c.pending.pop_back();
-      return true;
-    }
     if (c.ready.empty() || c.pending.size() > kPendingMax) reap_front(c);
     if (c.ready.empty()) reap(c, kReapFirst);
     if (c.ready.empty() && c.pending.size() > kReapFirst) reap(c, c.pending.size());
     if (c.ready.empty()) return false;
-    *out = c.ready.back().b;
+    *out = c.ready.back();
     c.ready.pop_back();
     return true;
   }
   // Moves the oldest pending buffers to ready while their stream has passed them.
   static void reap_front(Class &c) {
     while (!c.pending.empty() && reached(load_signal(c.pending[0].word), c.pending[0].value)) {
-      c.ready.push_back(c.pending[0]);
+      c.ready.push_back(c.pending[0].b);
       c.pending.pop_front();
     }
   }
@@ -208,7 +189,7 @@ class Pool {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const Entry &e = c.pending[i];
-      if (reached(load_signal(e.word), e.value)) c.ready.push_back(e);
+      if (reached(load_signal(e.word), e.value)) c.ready.push_back(e.b);
       else c.pending.v[c.pending.head + kept++] = e;
     }
     c.pending.erase(kept, n);
@@ -242,7 +223,6 @@ class Pool {
   // ops): held for a few dozen instructions, never across a driver call.
   FutexLock mu_;
   std::deque<Shelf> shelves_;  // stable addresses
-  uint64_t seq_ = 0;           // releases so far
   std::vector<void *> aside_;  // device memory alloc_unexported did not use
   std::size_t cached_ = 0, in_use_ = 0, bytes_ = 0;
 };

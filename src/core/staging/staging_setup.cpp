@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/block_allocator.hpp"
 #include "base/log.hpp"
 #include "core/op.hpp"
 #include "core/provider.hpp"
@@ -15,6 +16,13 @@
 
 namespace mpix {
 namespace {
+
+// A stager whose memory comes from a free list (base/block_allocator.hpp): made here on the
+// enqueuing thread, it is freed by the agent when the op retires.
+template <typename S, typename... Args>
+std::shared_ptr<Stager> make_stager(Args &&...args) {
+  return std::allocate_shared<S>(BlockAllocator<S>(), std::forward<Args>(args)...);
+}
 
 // Receives of at most this many bytes copy in with the stream's length-reading kernel; larger
 // ones fill the bounce buffer first and copy in whole with the copy engine. The kernel reads
@@ -93,7 +101,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     if (st.is_ok()) {
       b.nout = 1;
       op.sbuf = view;
-      op.stager = std::make_shared<StreamStager>(std::move(b), false);
+      op.stager = make_stager<StreamStager>(std::move(b), false);
       return {};
     }
     // No device buffer apart from the exported ones: staged through host memory after all.
@@ -134,7 +142,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
       return make_status(MPI_ERR_TYPE,
                          "a device buffer with a non-contiguous datatype cannot be staged "
                          "here (the agent copies dense ranges only)");
-    op.stager = std::make_shared<AgentStager>(std::move(b), plan.device, 0);
+    op.stager = make_stager<AgentStager>(std::move(b), plan.device, 0);
     return {};
   }
   // Only a predefined datatype is chunked: its bytes in memory are its bytes on the wire, so
@@ -143,14 +151,14 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   const std::size_t chunk = plan.chunk;
   if (chunk && op.kind == OpKind::send && !op.dt_owned && !b.out[0].runs &&
       b.out[0].bytes > chunk) {
-    op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
+    op.stager = make_stager<PipelinedStager>(std::move(b), chunk);
     return {};
   }
   // A receive on a chunk-enabled communicator that may get a chunked message.
   const std::size_t recv_chunk =
       chunk && b.short_ok && !op.dt_owned && !b.in.runs && b.in.bytes > chunk ? chunk : 0;
   if (plan.agent_copies && agent_copies(b)) {
-    op.stager = std::make_shared<AgentStager>(std::move(b), plan.exec->device(), recv_chunk);
+    op.stager = make_stager<AgentStager>(std::move(b), plan.exec->device(), recv_chunk);
     return {};
   }
   // A receive copies in only the message's bytes: by length where the stream can read the
@@ -172,9 +180,9 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
     op.rbuf = view;
   }
   const uint64_t in_bytes = b.in.bytes;
-  if (clip && recv_chunk) op.stager = std::make_shared<PipelinedStager>(std::move(b), chunk);
+  if (clip && recv_chunk) op.stager = make_stager<PipelinedStager>(std::move(b), chunk);
   else
-    op.stager = std::make_shared<StreamStager>(
+    op.stager = make_stager<StreamStager>(
         std::move(b), clip, direct, direct && plan.provider->direct_waits_for_receive(in_bytes));
   return {};
 }
