@@ -15,7 +15,8 @@ static double ns_per(int n, auto &&f) {
   for (int i = 0; i < 1000; ++i) f();
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) f();
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+         n;
 }
 
 int main(int argc, char **argv) {
@@ -28,9 +29,13 @@ int main(int argc, char **argv) {
   cudaHostAlloc(&pinned, 1 << 20, cudaHostAllocPortable | cudaHostAllocMapped);
   cudaMallocManaged(&managed, 1 << 20);
   void *plain = std::malloc(1 << 20);
-  const struct { const char *name; void *p; } ptrs[] = {
-      {"device", static_cast<char *>(dev) + 4096}, {"pinned", pinned}, {"managed", managed},
-      {"malloc", plain}};
+  const struct {
+    const char *name;
+    void *p;
+  } ptrs[] = {{"device", static_cast<char *>(dev) + 4096},
+              {"pinned", pinned},
+              {"managed", managed},
+              {"malloc", plain}};
   const int n = 200000;
   long sink = 0;
   for (int rep = 0; rep < 2; ++rep)
@@ -45,7 +50,8 @@ int main(int argc, char **argv) {
       double drv = ns_per(n, [&] {
         unsigned int type = 0, is_managed = 0;
         int ordinal = -1;
-        CUpointer_attribute at[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CUpointer_attribute at[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                     CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
         void *d[3] = {&type, &is_managed, &ordinal};
         cuPointerGetAttributes(3, at, d, reinterpret_cast<CUdeviceptr>(q.p));
@@ -54,11 +60,14 @@ int main(int argc, char **argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       double drv1 = ns_per(n, [&] {
         unsigned int type = 0;
-        cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(q.p));
+        cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                              reinterpret_cast<CUdeviceptr>(q.p));
         sink += type;
       });
-      std::printf("rank %d rep %d %-8s cudaPointerGetAttributes %7.1f ns  cuPointerGetAttributes(3) %7.1f ns  cuPointerGetAttribute(type) %7.1f ns\n",
-                  rank, rep, q.name, rt, drv, drv1);
+      std::printf(
+          "rank %d rep %d %-8s cudaPointerGetAttributes %7.1f ns  cuPointerGetAttributes(3) %7.1f "
+          "ns  cuPointerGetAttribute(type) %7.1f ns\n",
+          rank, rep, q.name, rt, drv, drv1);
     }
   std::printf("rank %d sink %ld\n", rank, sink);
   MPI_Finalize();
