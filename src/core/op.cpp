@@ -139,6 +139,7 @@ bool op_complete(Op &op) {
   const bool wait_took = (old & kOpWaitEnqueued) != 0;
   const bool has_request = op.grequest != MPI_REQUEST_NULL;
   if (has_request && !wait_took) request_complete(&op, false);
+  if (op.stager) op.stager->on_release();
   store_signal(op.done.word, op.done_value);
   notifier().notify();
   complete_delay_point();  // test hook (core/fault.hpp): a preempted agent, here

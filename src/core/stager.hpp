@@ -154,6 +154,10 @@ class Stager {
   // The op's status @p st is final (also when it failed unposted): just before its completion
   // word releases the stream, which may then copy in.
   virtual void on_done(const MPI_Status &st) { (void)st; }
+  // Last of all, after on_done and after its request completed, just before the completion
+  // word: what may let the stream go on before that word (a tiny receive's flagged words,
+  // gpu/backend.hpp TinyWords), so that whoever sees the stream pass finds the op complete.
+  virtual void on_release() {}
   // A GPU-direct receive (providers/mpi/ipc_path.hpp): the user's device buffer, if the message
   // may be copied straight into it, or null. Once given, no copy in copies anything.
   virtual void *direct_target() { return nullptr; }

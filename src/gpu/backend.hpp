@@ -61,6 +61,26 @@ struct PreWork {
   std::size_t ncopies = 0;
 };
 
+// A tiny staged receive's message in flagged words (the low-latency layout NCCL's LL protocol
+// uses), which a GPU backend's fused receive kernel polls beside the op's completion word: when
+// every word it needs carries kFlag, it has the message, with no second read of pinned host
+// memory (~1 PCIe round trip, 1-1.4 us, after the completion word). Each word is 8 bytes,
+// written and read whole (single-copy atomic): the flag in the high half, 4 bytes of payload
+// (word 0: the received length) in the low half. The words follow the receive's length words
+// (StagedBuffers::len_word + kLenWords, where the kernel finds them as len + kAt); staging zeroes
+// them when it hands out the buffer, and the stager writes them last, just before the
+// completion word (Stager::on_release). Where they are not all flagged when the completion word
+// is reached, the kernel reads the length words as before.
+struct TinyWords {
+  static constexpr std::size_t kBytes = 16;              // the largest receive buffer
+  static constexpr std::size_t kWords = 1 + kBytes / 4;  // length + payload
+  static constexpr std::size_t kAt = 6;                  // len_word + kAt
+  static constexpr uint64_t kFlag = 0x4d4c4c31;          // "MLL1"
+  static constexpr uint64_t word(uint32_t v) { return kFlag << 32 | v; }
+  // Words a receive buffer of @p max bytes needs.
+  static constexpr std::size_t words(std::size_t max) { return 1 + (max + 3) / 4; }
+};
+
 // An array of device words that must each reach one value (the device marks of a direct
 // partitioned round, partitioned/direct_link.hpp): n words from word (a device address).
 struct MarkWait {

@@ -411,3 +411,56 @@ TEST_CASE("the bounce pool hands out a ready buffer before it checks the pending
   mpix::bounce_release(c, nullptr, 0);
   mpix::bounce_release(e, nullptr, 0);
 }
+
+TEST_CASE("a tiny receive's message goes out in flagged words last, for the fused copy in",
+          "[stager]") {
+  using mpix::TinyWords;
+  HostStream s;
+  // 8 bytes received into an 8-byte buffer; 5 into a 16-byte one (a shorter message).
+  for (int cap : {8, 16}) {
+    const int len = cap == 8 ? 8 : 5;
+    INFO("buffer " << cap << ", message " << len);
+    std::vector<char> user(static_cast<std::size_t>(cap), 'u');
+    char *bounce = nullptr;
+    StagedBuffers b = stage_recv(user, &bounce);
+    const uint64_t *tw = b.tiny_words();
+    REQUIRE(tw != nullptr);
+    mpix::StreamStager stg(std::move(b), /*clip=*/true);
+    // Zero from staging on: no flag a former receive left can pass for this one's.
+    for (std::size_t i = 0; i < TinyWords::kWords; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    const char msg[] = "ABCDEFGHIJKLMNOP";
+    std::memcpy(bounce, msg, static_cast<std::size_t>(len));  // the provider's receive
+    stg.on_done(received(len));
+    for (std::size_t i = 0; i < TinyWords::kWords; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    stg.on_release();
+    CHECK(mpix::load_signal(tw) == TinyWords::word(static_cast<uint32_t>(len)));
+    const std::size_t words = TinyWords::words(static_cast<std::size_t>(cap));
+    char got[TinyWords::kBytes] = {};
+    for (std::size_t i = 1; i < words; ++i) {
+      const uint64_t w = mpix::load_signal(tw + i);
+      CHECK(w >> 32 == TinyWords::kFlag);
+      const uint32_t v = static_cast<uint32_t>(w);
+      std::memcpy(got + 4 * (i - 1), &v, 4);
+    }
+    CHECK(std::string(got, static_cast<std::size_t>(len)) ==
+          std::string(msg, static_cast<std::size_t>(len)));
+    for (std::size_t i = words; i < TinyWords::kWords; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+  }
+  // Larger receives, and messages delivered elsewhere, leave the words unflagged.
+  std::vector<char> big(64, 'u');
+  char *bounce = nullptr;
+  StagedBuffers b = stage_recv(big, &bounce);
+  const uint64_t *tw = b.tiny_words();
+  mpix::StreamStager stg(std::move(b), /*clip=*/true);
+  stg.on_done(received(8));
+  stg.on_release();
+  CHECK(mpix::load_signal(tw) == 0);
+  std::vector<char> small(8, 'u');
+  StagedBuffers d = stage_recv(small, &bounce);
+  const uint64_t *dtw = d.tiny_words();
+  mpix::StreamStager delivered(std::move(d), /*clip=*/true);
+  REQUIRE(delivered.direct_target() == small.data());
+  delivered.on_done(received(8));
+  delivered.on_release();
+  CHECK(mpix::load_signal(dtw) == 0);
+}

@@ -44,7 +44,7 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   const std::size_t held = shortened ? short_max : lay.span;
   const std::size_t table_at = (held + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
   const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
-  const std::size_t bytes = lengths       ? end + kLenWords * sizeof(uint64_t)
+  const std::size_t bytes = lengths       ? end + (kLenWords + TinyWords::kWords) * sizeof(uint64_t)
                             : lay.dense() ? lay.span
                                           : end;
   Bounce b;
@@ -59,6 +59,8 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
     store_signal(copied_word, 0);
     store_signal(len_word + 4, 0);  // no gate (Stager::deliver_from)
     store_signal(len_word + 5, 0);
+    // No flag: a fused copy in must not take a former receive's words for this one's.
+    for (std::size_t i = 0; i < TinyWords::kWords; ++i) store_signal(len_word + kLenWords + i, 0);
   }
   bufs[nbufs++] = b;
   c->user = user + off;

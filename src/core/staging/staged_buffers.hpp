@@ -70,6 +70,9 @@ struct StagedBuffers {
   uint64_t *copied_word = nullptr;  // len_word[3]: set by the copy in of a delivered message
   // len_word[4], [5]: where a delivered message's gate is and the value it waits for (0: none).
   static constexpr std::size_t kLenWords = 6;
+  static_assert(TinyWords::kAt == kLenWords, "a tiny receive's words follow the length words");
+  // len_word[kLenWords ...]: a tiny receive's flagged words (TinyWords), zero until written.
+  uint64_t *tiny_words() const { return len_word ? len_word + kLenWords : nullptr; }
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
   int bounce_device = -1;     // -1: bounce buffers in pinned host memory; else on that device

@@ -1,6 +1,7 @@
 #include "core/staging/stream_stager.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "base/log.hpp"
@@ -110,12 +111,29 @@ void StreamStager::on_done(const MPI_Status &st) {
   // Already in place (direct_target): the stream's copy in copies nothing. A message to copy
   // from elsewhere (deliver_from) has its length and source stored already.
   if (from_peer_) return;
-  store_signal(b_.len_word, delivered_ ? 0 : received_bytes(st));
+  received_ = delivered_ ? 0 : received_bytes(st);
+  store_signal(b_.len_word, received_);
   // A message longer than a short bounce buffer went into the whole one (receive_space).
   if (b_.in_whole && !delivered_)
     store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(b_.in_whole));
   // Every piece wait of a pipelined copy in passes now (pieces past the message copy nothing).
   store_signal(b_.piece_word, uint64_t{1} << 62);
+}
+
+void StreamStager::on_release() {
+  // Only a receive copied in by its length from its own bounce buffer: a message delivered or
+  // to be taken from the sender leaves the words unflagged (the kernel reads the length words).
+  const StagedCopy &c = b_.in;
+  if (!clip_ || !b_.has_in || c.runs || c.bytes > TinyWords::kBytes || !b_.len_word || delivered_ ||
+      from_peer_)
+    return;
+  const std::size_t n = received_ < c.bytes ? static_cast<std::size_t>(received_) : c.bytes;
+  uint32_t payload[TinyWords::kBytes / 4] = {};
+  std::memcpy(payload, c.bounce, n);
+  uint64_t *w = b_.tiny_words();
+  const std::size_t words = TinyWords::words(c.bytes);
+  for (std::size_t i = 1; i < words; ++i) store_signal(w + i, TinyWords::word(payload[i - 1]));
+  store_signal(w, TinyWords::word(static_cast<uint32_t>(n)));
 }
 
 void *StreamStager::direct_target() {

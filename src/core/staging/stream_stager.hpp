@@ -50,6 +50,8 @@ class StreamStager : public Stager {
   bool copy_out_piece(CopyPiece *piece) const override;
   Status on_complete(const MPI_Status &st, bool *copying) override;
   void on_done(const MPI_Status &st) override;
+  // A receive of at most TinyWords::kBytes copied in by its length: its message in flagged words.
+  void on_release() override;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied, const uint64_t *gate,
                     uint64_t gate_value) override;
@@ -77,6 +79,7 @@ class StreamStager : public Stager {
   Status wait_gate() const;
   bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
   bool tail_kept_ = false;  // agent thread: keep_tail ran
+  uint64_t received_ = 0;   // agent thread: the length on_done stored (len_word[0])
   std::atomic<bool> copied_in_{false};
 };
 
