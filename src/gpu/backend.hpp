@@ -72,7 +72,8 @@ struct PreWork {
 // completion word (Stager::on_release). Where they are not all flagged when the completion word
 // is reached, the kernel reads the length words as before.
 struct TinyWords {
-  static constexpr std::size_t kBytes = 16;              // the largest receive buffer
+  // The largest receive buffer: its words and the completion word are one load of a warp.
+  static constexpr std::size_t kBytes = 120;
   static constexpr std::size_t kWords = 1 + kBytes / 4;  // length + payload
   static constexpr std::size_t kAt = 6;                  // len_word + kAt
   static constexpr uint64_t kFlag = 0x4d4c4c31;          // "MLL1"

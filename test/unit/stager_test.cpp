@@ -416,9 +416,10 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
           "[stager]") {
   using mpix::TinyWords;
   HostStream s;
-  // 8 bytes received into an 8-byte buffer; 5 into a 16-byte one (a shorter message).
-  for (int cap : {8, 16}) {
-    const int len = cap == 8 ? 8 : 5;
+  // 8 bytes received into an 8-byte buffer; 5 into a 16-byte one (a shorter message); the
+  // largest tiny buffer, full.
+  for (int cap : {8, 16, static_cast<int>(TinyWords::kBytes)}) {
+    const int len = cap == 16 ? 5 : cap;
     INFO("buffer " << cap << ", message " << len);
     std::vector<char> user(static_cast<std::size_t>(cap), 'u');
     char *bounce = nullptr;
@@ -427,14 +428,16 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
     REQUIRE(tw != nullptr);
     mpix::StreamStager stg(std::move(b), /*clip=*/true);
     // Zero from staging on: no flag a former receive left can pass for this one's.
-    for (std::size_t i = 0; i < TinyWords::kWords; ++i) CHECK(mpix::load_signal(tw + i) == 0);
-    const char msg[] = "ABCDEFGHIJKLMNOP";
+    const std::size_t words = TinyWords::words(static_cast<std::size_t>(cap));
+    for (std::size_t i = 0; i < words; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    char msg[TinyWords::kBytes];
+    for (std::size_t i = 0; i < sizeof msg; ++i) msg[i] = static_cast<char>('A' + i % 26);
     std::memcpy(bounce, msg, static_cast<std::size_t>(len));  // the provider's receive
     stg.on_done(received(len));
-    for (std::size_t i = 0; i < TinyWords::kWords; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    for (std::size_t i = 0; i < words; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    std::vector<uint64_t> past(tw + words, tw + TinyWords::kWords);  // not this receive's
     stg.on_release();
     CHECK(mpix::load_signal(tw) == TinyWords::word(static_cast<uint32_t>(len)));
-    const std::size_t words = TinyWords::words(static_cast<std::size_t>(cap));
     char got[TinyWords::kBytes] = {};
     for (std::size_t i = 1; i < words; ++i) {
       const uint64_t w = mpix::load_signal(tw + i);
@@ -444,17 +447,18 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
     }
     CHECK(std::string(got, static_cast<std::size_t>(len)) ==
           std::string(msg, static_cast<std::size_t>(len)));
-    for (std::size_t i = words; i < TinyWords::kWords; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    CHECK(std::vector<uint64_t>(tw + words, tw + TinyWords::kWords) == past);
   }
   // Larger receives, and messages delivered elsewhere, leave the words unflagged.
-  std::vector<char> big(64, 'u');
+  std::vector<char> big(TinyWords::kBytes + 8, 'u');
   char *bounce = nullptr;
   StagedBuffers b = stage_recv(big, &bounce);
   const uint64_t *tw = b.tiny_words();
   mpix::StreamStager stg(std::move(b), /*clip=*/true);
   stg.on_done(received(8));
+  const std::vector<uint64_t> before(tw, tw + TinyWords::kWords);  // never read: left as they are
   stg.on_release();
-  CHECK(mpix::load_signal(tw) == 0);
+  CHECK(std::vector<uint64_t>(tw, tw + TinyWords::kWords) == before);
   std::vector<char> small(8, 'u');
   StagedBuffers d = stage_recv(small, &bounce);
   const uint64_t *dtw = d.tiny_words();

@@ -59,8 +59,11 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
     store_signal(copied_word, 0);
     store_signal(len_word + 4, 0);  // no gate (Stager::deliver_from)
     store_signal(len_word + 5, 0);
-    // No flag: a fused copy in must not take a former receive's words for this one's.
-    for (std::size_t i = 0; i < TinyWords::kWords; ++i) store_signal(len_word + kLenWords + i, 0);
+    // No flag: a fused copy in must not take a former receive's words for this one's (only a
+    // receive of at most TinyWords::kBytes has its words read).
+    if (lay.span <= TinyWords::kBytes)
+      for (std::size_t i = 0; i < TinyWords::words(lay.span); ++i)
+        store_signal(len_word + kLenWords + i, 0);
   }
   bufs[nbufs++] = b;
   c->user = user + off;

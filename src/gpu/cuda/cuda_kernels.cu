@@ -313,6 +313,7 @@ __device__ __forceinline__ unsigned long long load_relaxed_sys(
   asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+static_assert(TinyWords::kWords < 32, "a warp's lanes: the words, then the completion word");
 __device__ bool poll_tiny(const volatile unsigned long long *word, unsigned long long value,
                           const volatile unsigned long long *tw, unsigned long long max,
                           void *out) {
