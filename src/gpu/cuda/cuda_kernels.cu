@@ -235,12 +235,7 @@ __global__ void copy_then_store(char *dst, const char *src, unsigned long long n
   __syncthreads();
   // No fence after the store: the kernel's end publishes it, and one would hold the stream for
   // a PCIe round trip.
-#ifdef MPIX_EXP_RELAXED_TRIGGER
-  // Experiment only (session 30 call 6; never built by default): what the release costs.
-  if (threadIdx.x == 0) *word = value;
-#else
   if (threadIdx.x == 0) store_release(word, value, false);
-#endif
 }
 
 // The write of ThenWaits made before a fused receive waits (a deferred trigger: the host may

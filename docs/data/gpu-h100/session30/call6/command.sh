@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 10:18:40 UTC), from docs/data/gpu-h200/session30/call6 with the flag in the tree; the flag was then taken out of the code (relaxed_trigger.patch, beside this file, is what it was).
 # Session 30 call 6 (an experiment): what the release of a staged send's fused copy-and-trigger
 # kernel costs. build-exp = the working tree with -DMPIX_EXP_RELAXED_TRIGGER (a plain store of the
 # trigger: not correct, measured only); build-gpu = the working tree. D D one way 8 B-64 B
