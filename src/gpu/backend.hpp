@@ -48,6 +48,7 @@ struct ThenWaits {
   uint64_t value[4];
   unsigned n;
   unsigned npre;
+  uint32_t tiny_flag;  // a tiny receive's flag (TinyWords), or 0: its words are not written
   uint64_t pre_word, pre_value;
   uint64_t pre_dst[4], pre_src[4], pre_len[4];
 };
@@ -63,21 +64,25 @@ struct PreWork {
 
 // A tiny staged receive's message in flagged words (the low-latency layout NCCL's LL protocol
 // uses), which a GPU backend's fused receive kernel polls beside the op's completion word: when
-// every word it needs carries kFlag, it has the message, with no second read of pinned host
-// memory (~1 PCIe round trip, 1-1.4 us, after the completion word). Each word is 8 bytes,
-// written and read whole (single-copy atomic): the flag in the high half, 4 bytes of payload
-// (word 0: the received length) in the low half. The words follow the receive's length words
-// (StagedBuffers::len_word + kLenWords, where the kernel finds them as len + kAt); staging zeroes
-// them when it hands out the buffer, and the stager writes them last, just before the
+// every word it needs carries the receive's flag, it has the message, with no second read of
+// pinned host memory (~1 PCIe round trip, 1-1.4 us, after the completion word). Each word is 8
+// bytes, written and read whole (single-copy atomic): the flag in the high half, 4 bytes of
+// payload (word 0: the received length) in the low half. The words follow the receive's length
+// words (StagedBuffers::len_word + kLenWords, where the kernel finds them as len + kAt). The flag
+// is the receive's own (StagedBuffers::tiny_flag, from a process-wide counter, never 0), so a
+// word a former use of the buffer left does not pass for this one's unless its 32 bits match —
+// in every word the receive needs (at least two). The stager writes them last, just before the
 // completion word (Stager::on_release). Where they are not all flagged when the completion word
 // is reached, the kernel reads the length words as before.
 struct TinyWords {
-  // The largest receive buffer: its words and the completion word are one load of a warp.
-  static constexpr std::size_t kBytes = 120;
+  // The largest receive buffer: its words and the completion word are one load of a 256-thread
+  // block.
+  static constexpr std::size_t kBytes = 1016;
   static constexpr std::size_t kWords = 1 + kBytes / 4;  // length + payload
   static constexpr std::size_t kAt = 6;                  // len_word + kAt
-  static constexpr uint64_t kFlag = 0x4d4c4c31;          // "MLL1"
-  static constexpr uint64_t word(uint32_t v) { return kFlag << 32 | v; }
+  static constexpr uint64_t word(uint32_t flag, uint32_t v) {
+    return static_cast<uint64_t>(flag) << 32 | v;
+  }
   // Words a receive buffer of @p max bytes needs.
   static constexpr std::size_t words(std::size_t max) { return 1 + (max + 3) / 4; }
 };
@@ -210,10 +215,13 @@ class ExecStream {
   // copy where it can (at most kMaxThenWaits), instead of a stream operation of their own.
   // @p pre (or null): done first, before the wait, by the same kernel where it can.
   static constexpr std::size_t kMaxThenWaits = sizeof(ThenWaits::word) / sizeof(uint64_t);
+  // @p tiny_flag (nonzero): the receive's message also comes in flagged words (TinyWords).
   virtual Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst,
                                        const void *src, std::size_t max_bytes,
-                                       const uint64_t *len_word, const StreamMemOp *then,
-                                       std::size_t nthen, const PreWork *pre = nullptr) {
+                                       const uint64_t *len_word, uint32_t tiny_flag,
+                                       const StreamMemOp *then, std::size_t nthen,
+                                       const PreWork *pre = nullptr) {
+    (void)tiny_flag;
     if (pre) MPIX_TRY(run_pre(*pre));
     MPIX_TRY(wait_value(word, value));
     MPIX_TRY(copy_prefix_async(dst, src, max_bytes, len_word));

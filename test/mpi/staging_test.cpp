@@ -112,7 +112,7 @@ TEST_CASE("a strided staged receive of fewer elements than posted writes only th
   MPI_Type_free(&vec);
 }
 
-// Receives of at most 120 bytes: on a GPU stream (and with MPIX_HOST_FUSE=on here) their fused
+// Receives of at most 1016 bytes: on a GPU stream (and with MPIX_HOST_FUSE=on here) their fused
 // copy in takes the message from flagged words the agent writes last (TinyWords,
 // gpu/backend.hpp). Many rounds through the same bounce buffers, so that a word a former receive
 // flagged would show; shorter and empty messages; the blocking calls; a host wait.
@@ -121,7 +121,8 @@ TEST_CASE("tiny staged receives get their message, round after round", "[staging
   if (rank >= size - size % 2) return;
   const int peer = rank ^ 1;
   HostStreamComm s;
-  for (std::size_t cap : {std::size_t{1}, std::size_t{8}, std::size_t{100}, std::size_t{120}}) {
+  for (std::size_t cap :
+       {std::size_t{1}, std::size_t{8}, std::size_t{120}, std::size_t{1016}, std::size_t{1017}}) {
     for (std::size_t m : {cap, cap / 2, std::size_t{0}}) {
       INFO(m << "-byte messages into " << cap << "-byte receives");
       for (int round = 0; round < 40; ++round) {

@@ -416,8 +416,9 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
           "[stager]") {
   using mpix::TinyWords;
   HostStream s;
+  uint32_t last_flag = 0;
   // 8 bytes received into an 8-byte buffer; 5 into a 16-byte one (a shorter message); the
-  // largest tiny buffer, full.
+  // largest tiny buffer, full. Each receive has a flag of its own, never 0.
   for (int cap : {8, 16, static_cast<int>(TinyWords::kBytes)}) {
     const int len = cap == 16 ? 5 : cap;
     INFO("buffer " << cap << ", message " << len);
@@ -426,45 +427,52 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
     StagedBuffers b = stage_recv(user, &bounce);
     const uint64_t *tw = b.tiny_words();
     REQUIRE(tw != nullptr);
+    const uint32_t flag = b.tiny_flag;
+    CHECK(flag != 0);
+    CHECK(flag != last_flag);
+    last_flag = flag;
     mpix::StreamStager stg(std::move(b), /*clip=*/true);
-    // Zero from staging on: no flag a former receive left can pass for this one's.
+    REQUIRE(stg.tiny_copy_in());
     const std::size_t words = TinyWords::words(static_cast<std::size_t>(cap));
-    for (std::size_t i = 0; i < words; ++i) CHECK(mpix::load_signal(tw + i) == 0);
-    char msg[TinyWords::kBytes];
-    for (std::size_t i = 0; i < sizeof msg; ++i) msg[i] = static_cast<char>('A' + i % 26);
-    std::memcpy(bounce, msg, static_cast<std::size_t>(len));  // the provider's receive
+    std::vector<char> msg(TinyWords::kBytes);
+    for (std::size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<char>('A' + i % 26);
+    std::memcpy(bounce, msg.data(), static_cast<std::size_t>(len));  // the provider's receive
     stg.on_done(received(len));
-    for (std::size_t i = 0; i < words; ++i) CHECK(mpix::load_signal(tw + i) == 0);
+    // Not before on_release: whoever sees a flagged word may take the receive as complete.
+    for (std::size_t i = 0; i < words; ++i) CHECK(mpix::load_signal(tw + i) >> 32 != flag);
     std::vector<uint64_t> past(tw + words, tw + TinyWords::kWords);  // not this receive's
     stg.on_release();
-    CHECK(mpix::load_signal(tw) == TinyWords::word(static_cast<uint32_t>(len)));
-    char got[TinyWords::kBytes] = {};
+    CHECK(mpix::load_signal(tw) == TinyWords::word(flag, static_cast<uint32_t>(len)));
+    std::vector<char> got(TinyWords::kBytes);
     for (std::size_t i = 1; i < words; ++i) {
       const uint64_t w = mpix::load_signal(tw + i);
-      CHECK(w >> 32 == TinyWords::kFlag);
+      CHECK(w >> 32 == flag);
       const uint32_t v = static_cast<uint32_t>(w);
-      std::memcpy(got + 4 * (i - 1), &v, 4);
+      std::memcpy(got.data() + 4 * (i - 1), &v, 4);
     }
-    CHECK(std::string(got, static_cast<std::size_t>(len)) ==
-          std::string(msg, static_cast<std::size_t>(len)));
+    CHECK(std::string(got.data(), static_cast<std::size_t>(len)) ==
+          std::string(msg.data(), static_cast<std::size_t>(len)));
     CHECK(std::vector<uint64_t>(tw + words, tw + TinyWords::kWords) == past);
   }
-  // Larger receives, and messages delivered elsewhere, leave the words unflagged.
+  // Larger receives, and messages delivered elsewhere, leave the words as they were.
   std::vector<char> big(TinyWords::kBytes + 8, 'u');
   char *bounce = nullptr;
   StagedBuffers b = stage_recv(big, &bounce);
+  CHECK(b.tiny_flag == 0);
   const uint64_t *tw = b.tiny_words();
   mpix::StreamStager stg(std::move(b), /*clip=*/true);
+  CHECK_FALSE(stg.tiny_copy_in());
   stg.on_done(received(8));
-  const std::vector<uint64_t> before(tw, tw + TinyWords::kWords);  // never read: left as they are
+  const std::vector<uint64_t> before(tw, tw + TinyWords::kWords);
   stg.on_release();
   CHECK(std::vector<uint64_t>(tw, tw + TinyWords::kWords) == before);
   std::vector<char> small(8, 'u');
   StagedBuffers d = stage_recv(small, &bounce);
   const uint64_t *dtw = d.tiny_words();
+  const std::vector<uint64_t> dbefore(dtw, dtw + TinyWords::words(8));
   mpix::StreamStager delivered(std::move(d), /*clip=*/true);
   REQUIRE(delivered.direct_target() == small.data());
   delivered.on_done(received(8));
   delivered.on_release();
-  CHECK(mpix::load_signal(dtw) == 0);
+  CHECK(std::vector<uint64_t>(dtw, dtw + TinyWords::words(8)) == dbefore);
 }

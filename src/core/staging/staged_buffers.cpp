@@ -1,5 +1,6 @@
 #include "core/staging/staged_buffers.hpp"
 
+#include <atomic>
 #include <cstring>
 
 #include "base/waiter.hpp"
@@ -7,6 +8,17 @@
 #include "gpu/backend.hpp"
 
 namespace mpix {
+namespace {
+
+// Tiny receives' flags, process-wide: consecutive ones differ (a buffer's former receive had
+// another), and it takes 2^32 - 1 receives to come back to one; never 0.
+uint32_t next_tiny_flag() {
+  static std::atomic<uint32_t> counter{0};
+  uint32_t f = counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  return f ? f : counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
 
 StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
     : be(o.be),
@@ -23,7 +35,8 @@ StagedBuffers::StagedBuffers(StagedBuffers &&o) noexcept
       bounce_device(o.bounce_device),
       in_cap(o.in_cap),
       in_off(o.in_off),
-      in_whole(o.in_whole) {
+      in_whole(o.in_whole),
+      tiny_flag(o.tiny_flag) {
   for (int i = 0; i < 2; ++i) {
     bufs[i] = o.bufs[i];
     out[i] = o.out[i];
@@ -59,11 +72,8 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
     store_signal(copied_word, 0);
     store_signal(len_word + 4, 0);  // no gate (Stager::deliver_from)
     store_signal(len_word + 5, 0);
-    // No flag: a fused copy in must not take a former receive's words for this one's (only a
-    // receive of at most TinyWords::kBytes has its words read).
-    if (lay.span <= TinyWords::kBytes)
-      for (std::size_t i = 0; i < TinyWords::words(lay.span); ++i)
-        store_signal(len_word + kLenWords + i, 0);
+    // A flag of its own: the words a former use of the buffer left carry another.
+    tiny_flag = lay.dense() && lay.span <= TinyWords::kBytes ? next_tiny_flag() : 0;
   }
   bufs[nbufs++] = b;
   c->user = user + off;

@@ -71,7 +71,7 @@ struct StagedBuffers {
   // len_word[4], [5]: where a delivered message's gate is and the value it waits for (0: none).
   static constexpr std::size_t kLenWords = 6;
   static_assert(TinyWords::kAt == kLenWords, "a tiny receive's words follow the length words");
-  // len_word[kLenWords ...]: a tiny receive's flagged words (TinyWords), zero until written.
+  // len_word[kLenWords ...]: a tiny receive's flagged words (TinyWords), flagged with tiny_flag.
   uint64_t *tiny_words() const { return len_word ? len_word + kLenWords : nullptr; }
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
@@ -79,6 +79,7 @@ struct StagedBuffers {
   std::size_t in_cap = 0;     // bytes of the receive's span its bounce buffer holds
   std::ptrdiff_t in_off = 0;  // the receive's true lower bound (view = bounce - in_off)
   char *in_whole = nullptr;   // grow_in's buffer, or null
+  uint32_t tiny_flag = 0;     // a tiny receive's own flag (TinyWords); 0: not a tiny receive
 };
 
 // Stream-ordered copies of @p c, along its runs if it has gaps.

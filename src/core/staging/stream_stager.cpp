@@ -93,7 +93,7 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
   }
   const StagedCopy &c = b_.in;
   MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word,
-                                    then, nthen, pre));
+                                    tiny_copy_in() ? b_.tiny_flag : 0, then, nthen, pre));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};
@@ -120,20 +120,26 @@ void StreamStager::on_done(const MPI_Status &st) {
   store_signal(b_.piece_word, uint64_t{1} << 62);
 }
 
+bool StreamStager::tiny_copy_in() const {
+  const StagedCopy &c = b_.in;
+  return clip_ && b_.has_in && !c.runs && c.bytes <= TinyWords::kBytes && b_.len_word &&
+         b_.tiny_flag != 0;
+}
+
 void StreamStager::on_release() {
   // Only a receive copied in by its length from its own bounce buffer: a message delivered or
   // to be taken from the sender leaves the words unflagged (the kernel reads the length words).
+  if (!tiny_copy_in() || delivered_ || from_peer_) return;
   const StagedCopy &c = b_.in;
-  if (!clip_ || !b_.has_in || c.runs || c.bytes > TinyWords::kBytes || !b_.len_word || delivered_ ||
-      from_peer_)
-    return;
   const std::size_t n = received_ < c.bytes ? static_cast<std::size_t>(received_) : c.bytes;
-  uint32_t payload[TinyWords::kBytes / 4] = {};
+  uint32_t payload[TinyWords::kBytes / 4 + 1] = {};
   std::memcpy(payload, c.bounce, n);
   uint64_t *w = b_.tiny_words();
+  const uint32_t flag = b_.tiny_flag;
   const std::size_t words = TinyWords::words(c.bytes);
-  for (std::size_t i = 1; i < words; ++i) store_signal(w + i, TinyWords::word(payload[i - 1]));
-  store_signal(w, TinyWords::word(static_cast<uint32_t>(n)));
+  for (std::size_t i = 1; i < words; ++i)
+    store_signal(w + i, TinyWords::word(flag, payload[i - 1]));
+  store_signal(w, TinyWords::word(flag, static_cast<uint32_t>(n)));
 }
 
 void *StreamStager::direct_target() {

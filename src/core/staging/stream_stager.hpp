@@ -52,6 +52,8 @@ class StreamStager : public Stager {
   void on_done(const MPI_Status &st) override;
   // A receive of at most TinyWords::kBytes copied in by its length: its message in flagged words.
   void on_release() override;
+  // Whether this receive's copy in may take its message from flagged words (TinyWords).
+  bool tiny_copy_in() const;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied, const uint64_t *gate,
                     uint64_t gate_value) override;

@@ -337,25 +337,27 @@ class GpuExecStream final : public ExecStream {
   }
 
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
-                               std::size_t max_bytes, const uint64_t *len_word,
+                               std::size_t max_bytes, const uint64_t *len_word, uint32_t tiny_flag,
                                const StreamMemOp *then, std::size_t nthen,
                                const PreWork *pre = nullptr) override {
     // The caller checked can_fuse_staged and can_copy_prefix_staged (Stager::fuses_copy_in).
     ThenWaits tw{};
     if (!Api::kHasKernels || mode_ == TriggerMode::hostfn)
-      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
-                                               nthen, pre);
+      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word,
+                                               tiny_flag, then, nthen, pre);
     // What comes before the wait goes into the kernel where it can (one block: its threads
     // copy, meet, then one stores); else it is a launch of its own first.
     if (pre && !fold_pre(*pre, max_bytes, &tw)) {
       MPIX_TRY(run_pre(*pre));
-      return wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then, nthen);
+      return wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, tiny_flag, then,
+                                   nthen);
     }
     uint64_t dev_word = 0;
     MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(word), &dev_word));
     // The other waits go into the kernel where they are few and all waits, else into a batch
     // after it.
     const bool fold = fold_waits(then, nthen, &tw);
+    tw.tiny_flag = max_bytes <= TinyWords::kBytes ? tiny_flag : 0;
     {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());

@@ -298,41 +298,42 @@ __global__ void waits_copy_store(const unsigned long long *marks, unsigned long 
   if (threadIdx.x == 0) store_release(word, value, local_dst);
 }
 
-// A tiny receive's flagged words (TinyWords, after the length words @p tw): the first warp
-// polls them and the completion word together, each lane one word, relaxed loads issued at once
-// (one PCIe round trip a poll, where an acquire load of the completion word and then of the
-// length words take two one after the other). True once every word the receive buffer of
-// @p max bytes needs carries the flag: the payload is then in @p out (4-byte words), the length
-// after TinyWords::kBytes; false (out untouched) once the completion word is reached without
-// them (a receive that does not write them) — after one more poll, for a writer that flagged
-// them just before the word. Each word is written and read whole, so a flagged word's payload
-// is this message's: staging zeroed the words before the receive was posted.
+// A tiny receive's flagged words (TinyWords, after the length words @p tw): the block polls
+// them and the completion word together, each thread one word, relaxed loads issued at once (one
+// PCIe round trip a look, where an acquire load of the completion word and then of the length
+// words take two one after the other). True once every word the receive buffer of @p max bytes
+// needs carries @p flag: the payload is then in @p out (4-byte words) and the length in
+// *@p total; false (out untouched) once the completion word is reached without them (a receive
+// whose message was delivered elsewhere) — after one more look, for a writer that flagged them
+// just before the word. Each word is written and read whole, so a flagged word's payload is this
+// receive's. Every thread of the block calls it (block barriers).
 __device__ __forceinline__ unsigned long long load_relaxed_sys(
     const volatile unsigned long long *p) {
   unsigned long long v;
   asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-static_assert(TinyWords::kWords < 32, "a warp's lanes: the words, then the completion word");
+static_assert(TinyWords::kWords < 256, "a 256-thread block: the words, then the completion word");
 __device__ bool poll_tiny(const volatile unsigned long long *word, unsigned long long value,
                           const volatile unsigned long long *tw, unsigned long long max,
-                          void *out) {
-  const unsigned lane = threadIdx.x;
+                          unsigned flag, unsigned *out, unsigned long long *total) {
+  const unsigned t = threadIdx.x;
   const unsigned words = static_cast<unsigned>(1 + (max + 3) / 4);  // TinyWords::words
-  int reached_polls = 0;
+  const unsigned last = blockDim.x - 1;
+  int reached_looks = 0;
   for (;;) {
     unsigned long long v = 0, w = 0;
-    if (lane < words) v = load_relaxed_sys(tw + lane);
-    if (lane == 31) w = load_relaxed_sys(word);
-    const bool flagged = __all_sync(0xffffffffu, lane >= words || (v >> 32) == TinyWords::kFlag);
-    if (flagged) {
-      unsigned *o = static_cast<unsigned *>(out);
-      if (lane == 0) o[TinyWords::kBytes / 4] = static_cast<unsigned>(v);
-      else if (lane < words) o[lane - 1] = static_cast<unsigned>(v);
+    if (t < words) v = load_relaxed_sys(tw + t);
+    if (t == last) w = load_relaxed_sys(word);
+    if (__syncthreads_and(t >= words || static_cast<unsigned>(v >> 32) == flag)) {
+      if (t == 0) *total = static_cast<unsigned>(v);
+      else if (t < words) out[t - 1] = static_cast<unsigned>(v);
+      __syncthreads();
       return true;
     }
-    const bool reached = __shfl_sync(0xffffffffu, static_cast<long long>(w - value) >= 0, 31);
-    if (reached && ++reached_polls > 1) return false;
+    if (__syncthreads_or(t == last && static_cast<long long>(w - value) >= 0) &&
+        ++reached_looks > 1)
+      return false;
   }
 }
 
@@ -351,27 +352,16 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
                                volatile unsigned long long *len, ThenWaits then) {
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
-  __shared__ bool tiny;
   pre_copies_and_write(then);
-  // A tiny receive: its message in flagged words (TinyWords), polled by the first warp with the
-  // completion word in one round trip; only where the word is reached without them does the
-  // length-word path below run.
-  if (max <= TinyWords::kBytes) {
-    if (threadIdx.x < 32) {
-      const bool got = poll_tiny(word, value, len + TinyWords::kAt, max, head);
-      __syncwarp();
-      if (threadIdx.x == 0) {
-        tiny = got;
-        total = reinterpret_cast<const unsigned *>(head)[TinyWords::kBytes / 4];
-      }
-    }
-    __syncthreads();
-    if (tiny) {
-      const unsigned long long n = total < max ? total : max;
-      copy_bytes(dst, reinterpret_cast<const char *>(head), n);
-      if (threadIdx.x == 0) wait_then(then);
-      return;
-    }
+  // A tiny receive: its message in flagged words (TinyWords), polled by the block with the
+  // completion word; only where the word is reached without them does the length-word path
+  // below run.
+  if (then.tiny_flag && max <= TinyWords::kBytes &&
+      poll_tiny(word, value, len + TinyWords::kAt, max, then.tiny_flag,
+                reinterpret_cast<unsigned *>(head), &total)) {
+    copy_bytes(dst, reinterpret_cast<const char *>(head), total < max ? total : max);
+    if (threadIdx.x == 0) wait_then(then);
+    return;
   }
   if (threadIdx.x == 0) spin_acquire(word, value);
   __syncthreads();

@@ -97,7 +97,7 @@ class HostExecStream final : public ExecStream {
   }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                            const uint64_t *len_word, uint64_t skip) override {
-    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word, skip, nullptr, 0});
+    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word, skip, nullptr, 0, 0});
     int rc = mpix_host_stream_launch(
         s_,
         [](void *p) {
@@ -112,14 +112,14 @@ class HostExecStream final : public ExecStream {
   // flagged words beside the completion word, as the CUDA kernel does (gpu/backend.hpp,
   // TinyWords), so that the protocol runs in CI; larger ones wait, then copy by length.
   Status wait_then_copy_prefix(const uint64_t *word, uint64_t value, void *dst, const void *src,
-                               std::size_t max_bytes, const uint64_t *len_word,
+                               std::size_t max_bytes, const uint64_t *len_word, uint32_t tiny_flag,
                                const StreamMemOp *then, std::size_t nthen,
                                const PreWork *pre) override {
-    if (max_bytes > TinyWords::kBytes || !len_word)
-      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word, then,
-                                               nthen, pre);
+    if (max_bytes > TinyWords::kBytes || !len_word || !tiny_flag)
+      return ExecStream::wait_then_copy_prefix(word, value, dst, src, max_bytes, len_word,
+                                               tiny_flag, then, nthen, pre);
     if (pre) MPIX_TRY(run_pre(*pre));
-    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word, 0, word, value});
+    auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word, 0, word, value, tiny_flag});
     int rc = mpix_host_stream_launch(
         s_,
         [](void *p) {
@@ -154,6 +154,7 @@ class HostExecStream final : public ExecStream {
     uint64_t skip;
     const uint64_t *word;  // the completion word (wait_then_copy_prefix), or null
     uint64_t value;
+    uint32_t flag;  // the tiny receive's flag (TinyWords)
   };
   static void copy_by_length(const Copy &c) {
     const uint64_t len = load_signal(c.len);  // read now, in stream order
@@ -173,16 +174,16 @@ class HostExecStream final : public ExecStream {
   static void wait_tiny_and_copy(const Copy &c) {
     const uint64_t *tw = c.len + TinyWords::kAt;
     const std::size_t words = TinyWords::words(c.max);
-    uint32_t payload[TinyWords::kBytes / 4];
+    uint32_t payload[TinyWords::kBytes / 4 + 1];
     bool reached_once = false;
     Backoff backoff;
     for (;;) {
       const uint64_t epoch = notifier().epoch();
       const uint64_t head = load_signal(tw);
-      bool flagged = head >> 32 == TinyWords::kFlag;
+      bool flagged = head >> 32 == c.flag;
       for (std::size_t i = 1; flagged && i < words; ++i) {
         const uint64_t w = load_signal(tw + i);
-        flagged = w >> 32 == TinyWords::kFlag;
+        flagged = w >> 32 == c.flag;
         payload[i - 1] = static_cast<uint32_t>(w);
       }
       if (flagged) {
