@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H200 (2026-12-06 10:27:13 UTC), from docs/data/gpu-h100/session30/call7 (moved after: the call got an H200).
 # Session 30 call 7. new = the working tree: tiny receives up to 1016 bytes (the block polls),
 # a flag per receive instead of zeroed words. old = 8123296 (old/, carried).
 # Every gpu test (new); D D one way old/new alternating three times, 8 B-4 KiB, and mpi-sync; a
