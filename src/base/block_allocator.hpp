@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/futex_lock.hpp"
+#include "base/tls_fast.hpp"
 
 namespace mpix {
 
@@ -36,25 +37,26 @@ class BlockAllocator {
 
   T *allocate(std::size_t n) {
     if (n == 1) {
-      Local &l = local();
-      if (l.blocks.empty()) shared().take(&l.blocks);
-      if (!l.blocks.empty()) {
-        void *p = l.blocks.back();
-        l.blocks.pop_back();
-        return static_cast<T *>(p);
+      if (Local *l = local()) {
+        if (l->blocks.empty()) shared().take(&l->blocks);
+        if (!l->blocks.empty()) {
+          void *p = l->blocks.back();
+          l->blocks.pop_back();
+          return static_cast<T *>(p);
+        }
       }
     }
     return static_cast<T *>(::operator new(n * sizeof(T)));
   }
   void deallocate(T *p, std::size_t n) noexcept {
-    if (n != 1) {
+    Local *l = n == 1 ? local() : nullptr;
+    if (!l) {
       ::operator delete(p);
       return;
     }
-    Local &l = local();
     // reserve()d to 2 * kBatch: a push_back below that never allocates, so never throws.
-    l.blocks.push_back(p);
-    if (l.blocks.size() == 2 * kBatch) shared().give(&l.blocks, kBatch);
+    l->blocks.push_back(p);
+    if (l->blocks.size() == 2 * kBatch) shared().give(&l->blocks, kBatch);
   }
 
   template <typename U>
@@ -97,15 +99,40 @@ class BlockAllocator {
     return *s;
   }
 
+  // A thread's own blocks, made on its first use; at its end an Owner gives them to the shared
+  // list and leaves the pointer null for good (t_gone): a block freed later on that thread (a
+  // thread-local destructor that runs after, say) goes to the heap.
   struct Local {
     Local() { blocks.reserve(2 * kBatch); }
-    ~Local() { shared().give(&blocks, blocks.size()); }
     std::vector<void *> blocks;
   };
-  static Local &local() {
-    thread_local Local l;
-    return l;
+  struct Owner {
+    ~Owner() {
+      if (!t_local) return;
+      shared().give(&t_local->blocks, t_local->blocks.size());
+      delete t_local;
+      t_local = nullptr;
+      t_gone = true;
+    }
+  };
+  static Local *local() noexcept {
+    if (t_local || t_gone) return t_local;
+    try {
+      thread_local Owner owner;
+      t_local = new Local;
+    } catch (...) {
+      return nullptr;  // no memory for the list: the heap serves this call
+    }
+    return t_local;
   }
+  // A plain pointer and flag (no constructor, no destructor; MPIX_TLS_FAST): one load each.
+  static thread_local Local *t_local;
+  static thread_local bool t_gone;
 };
+
+template <typename T>
+thread_local typename BlockAllocator<T>::Local *BlockAllocator<T>::t_local MPIX_TLS_FAST = nullptr;
+template <typename T>
+thread_local bool BlockAllocator<T>::t_gone MPIX_TLS_FAST = false;
 
 }  // namespace mpix
