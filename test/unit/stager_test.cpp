@@ -415,6 +415,9 @@ TEST_CASE("the bounce pool hands out a ready buffer before it checks the pending
 TEST_CASE("a tiny receive's message goes out in flagged words last, for the fused copy in",
           "[stager]") {
   using mpix::TinyWords;
+  // The words a copy in waits on and a released bounce buffer points at: declared before the
+  // stream and its pool, so that they outlive both.
+  uint64_t done = 0, trigger = 0;
   HostStream s;
   uint32_t last_flag = 0;
   // 8 bytes received into an 8-byte buffer; 5 into a 16-byte one (a shorter message); the
@@ -436,12 +439,23 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
     const std::size_t words = TinyWords::words(static_cast<std::size_t>(cap));
     std::vector<char> msg(TinyWords::kBytes);
     for (std::size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<char>('A' + i % 26);
+    // The fused copy in, queued first (a host stream polls the words as the CUDA kernel does);
+    // the words are written only for a copy in that reads them.
+    const uint64_t round = ++trigger;  // the stream passes each round's threshold at once
+    REQUIRE(stg.wait_and_copy_in(*s.ex, &done, round, &trigger, round, nullptr, 0).is_ok());
     std::memcpy(bounce, msg.data(), static_cast<std::size_t>(len));  // the provider's receive
     stg.on_done(received(len));
     // Not before on_release: whoever sees a flagged word may take the receive as complete.
     for (std::size_t i = 0; i < words; ++i) CHECK(mpix::load_signal(tw + i) >> 32 != flag);
     std::vector<uint64_t> past(tw + words, tw + TinyWords::kWords);  // not this receive's
     stg.on_release();
+    // The copy in took the message from the words (the completion word is still 0).
+    REQUIRE(s.ex->synchronize().is_ok());
+    CHECK(std::string(user.data(), static_cast<std::size_t>(len)) ==
+          std::string(msg.data(), static_cast<std::size_t>(len)));
+    CHECK(std::string(user.data() + len, static_cast<std::size_t>(cap - len)) ==
+          std::string(static_cast<std::size_t>(cap - len), 'u'));
+    mpix::store_signal(&done, round);
     CHECK(mpix::load_signal(tw) == TinyWords::word(flag, static_cast<uint32_t>(len)));
     std::vector<char> got(TinyWords::kBytes);
     for (std::size_t i = 1; i < words; ++i) {
@@ -454,7 +468,22 @@ TEST_CASE("a tiny receive's message goes out in flagged words last, for the fuse
           std::string(msg.data(), static_cast<std::size_t>(len)));
     CHECK(std::vector<uint64_t>(tw + words, tw + TinyWords::kWords) == past);
   }
-  // Larger receives, and messages delivered elsewhere, leave the words as they were.
+  // Without a copy in that polls them (none queued, or a host MPI_Wait's), and for larger
+  // receives and messages delivered elsewhere, the words stay as they were.
+  {
+    std::vector<char> user(8, 'u');
+    char *bounce = nullptr;
+    StagedBuffers b = stage_recv(user, &bounce);
+    const uint64_t *tw = b.tiny_words();
+    const std::vector<uint64_t> before(tw, tw + TinyWords::words(8));
+    mpix::StreamStager stg(std::move(b), /*clip=*/true);
+    std::memcpy(bounce, "12345678", 8);
+    stg.on_done(received(8));
+    stg.on_release();
+    CHECK(std::vector<uint64_t>(tw, tw + TinyWords::words(8)) == before);
+    REQUIRE(stg.on_host_wait().is_ok());
+    CHECK(std::string(user.data(), 8) == "12345678");
+  }
   std::vector<char> big(TinyWords::kBytes + 8, 'u');
   char *bounce = nullptr;
   StagedBuffers b = stage_recv(big, &bounce);
