@@ -92,13 +92,8 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
     return nthen ? ex.batch(then, nthen) : Status{};
   }
   const StagedCopy &c = b_.in;
-  // Before the kernel can run: the agent writes the words only for a copy in that reads them (a
-  // receive completed before this call leaves them unwritten, and its copy in, launched after,
-  // finds the completion word reached and reads the length words instead).
-  const bool tiny = tiny_copy_in();
-  if (tiny) tiny_polled_.store(true, std::memory_order_release);
   MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word,
-                                    tiny ? b_.tiny_flag : 0, then, nthen, pre));
+                                    tiny_copy_in() ? b_.tiny_flag : 0, then, nthen, pre));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;
   return {};
@@ -134,7 +129,11 @@ bool StreamStager::tiny_copy_in() const {
 void StreamStager::on_release() {
   // Only a receive copied in by its length from its own bounce buffer: a message delivered or
   // to be taken from the sender leaves the words unflagged (the kernel reads the length words).
-  if (!tiny_polled_.load(std::memory_order_acquire) || delivered_ || from_peer_) return;
+  // Written whether or not a copy in polls them: one queued after the receive completed would
+  // otherwise find the completion word reached and the words unwritten, and take two more
+  // round trips than with them (only the agent's stores are spared by knowing; a copy in
+  // another way — hostfn mode, a host wait — leaves them unread).
+  if (!tiny_copy_in() || delivered_ || from_peer_) return;
   const StagedCopy &c = b_.in;
   const std::size_t n = received_ < c.bytes ? static_cast<std::size_t>(received_) : c.bytes;
   uint32_t payload[TinyWords::kBytes / 4 + 1] = {};

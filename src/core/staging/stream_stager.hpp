@@ -83,9 +83,6 @@ class StreamStager : public Stager {
   bool tail_kept_ = false;  // agent thread: keep_tail ran
   uint64_t received_ = 0;   // agent thread: the length on_done stored (len_word[0])
   std::atomic<bool> copied_in_{false};
-  // A fused copy in that polls the tiny receive's words was queued (wait_and_copy_in): only then
-  // does on_release write them.
-  std::atomic<bool> tiny_polled_{false};
 };
 
 }  // namespace mpix
