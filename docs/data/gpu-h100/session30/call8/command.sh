@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 10:42:22 UTC), from docs/data/gpu-h200/session30/call8 (moved after: the call got an H100).
 # Session 30 call 8: the final code (the block allocator's thread-local pointer, the tiny words'
 # writer as in call 7). new = the working tree, old = 8123296 (old/, carried). Every gpu test
 # (new); D D one way old/new alternating three times, 8 B-4 KiB, and mpi-sync; a D D
