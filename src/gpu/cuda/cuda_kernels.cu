@@ -356,7 +356,8 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   // A tiny receive: its message in flagged words (TinyWords), polled by the block with the
   // completion word; only where the word is reached without them does the length-word path
   // below run.
-  if (then.tiny_flag && max <= TinyWords::kBytes &&
+  // (A block too small to load every word with the completion word takes the length words.)
+  if (then.tiny_flag && max <= TinyWords::kBytes && 1 + (max + 3) / 4 < blockDim.x &&
       poll_tiny(word, value, len + TinyWords::kAt, max, then.tiny_flag,
                 reinterpret_cast<unsigned *>(head), &total)) {
     copy_bytes(dst, reinterpret_cast<const char *>(head), total < max ? total : max);
