@@ -7,11 +7,11 @@ source scripts/device_prologue.sh
 build_old mpix_bw mpix_latency
 for rep in 1 2; do
   for b in old gpu; do
-    left && { timeout -k 5 90 "${M[@]}" build-$b/bench/mpix_bw -d cuda --buffers "D D" -m 8:67108864 > $out/bw_dd_${b}_$rep.txt 2>&1; log "bw dd $b $rep rc=$?"; }
+    left && { timeout -k 5 90 "${M[@]}" build-$b/bench/mpix_bw -d cuda --buffers "D D" --mode enqueue -m 8:67108864 -i 10 -x 3 > $out/bw_dd_${b}_$rep.txt 2>&1; log "bw dd $b $rep rc=$?"; }
   done
 done
 for b in old gpu; do
-  left && { timeout -k 5 90 "${M[@]}" build-$b/bench/mpix_bw -d cuda --buffers "H H" -m 8:67108864 > $out/bw_hh_${b}.txt 2>&1; log "bw hh $b rc=$?"; }
+  left && { timeout -k 5 90 "${M[@]}" build-$b/bench/mpix_bw -d cuda --buffers "H H" --mode enqueue -m 8:4194304 -i 10 -x 3 > $out/bw_hh_${b}.txt 2>&1; log "bw hh $b rc=$?"; }
 done
 L=(-d cuda --set kernel=write --buffers "D D" -i 100 -x 10 -m 131072:16777216)
 for rep in 1 2; do
