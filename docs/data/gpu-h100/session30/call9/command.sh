@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 10:56:39 UTC), from docs/data/gpu-h200/session30/call9 (moved after: the call got an H100).
 # Session 30 call 9: no regression elsewhere (issue 14). mpix_bw D D and H H old/new (window 64),
 # 8 B-64 MiB, alternating twice; D D one way 128 KiB-16 MiB (GPU-direct, the default) old/new.
 # new = the working tree (the final code), old = 8123296 (old/, carried).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 10:58:26 UTC), from docs/data/gpu-h200/session30/call10 (moved after: the call got an H100).
 # Session 30 call 10: call 9 found D D bandwidth at 4-16 MiB 5-9 % lower with the new code, old
 # run first in each pair (session 29 call 3 saw the same with old first). The same sizes with the
 # order reversed and then kept, three pairs: new first, old first, new first.
