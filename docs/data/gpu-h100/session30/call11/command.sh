@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 11:00:19 UTC), from docs/data/gpu-h200/session30/call11 (moved after: the call got an H100).
 # Session 30 call 11: the halo with the final code, more rounds (calls 5 and 7 were within their
 # spread): mpix_halo --device cuda, classic and mpix (deferred triggers), 64² (512 B halos: tiny
 # receives), 256² (2 KiB) and 1024², old/new alternating three times.
