@@ -57,9 +57,10 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
   const std::size_t held = shortened ? short_max : lay.span;
   const std::size_t table_at = (held + alignof(CopyRun) - 1) / alignof(CopyRun) * alignof(CopyRun);
   const std::size_t end = lay.dense() ? table_at : table_at + lay.runs.size() * sizeof(CopyRun);
-  const std::size_t bytes = lengths       ? end + (kLenWords + TinyWords::kWords) * sizeof(uint64_t)
-                            : lay.dense() ? lay.span
-                                          : end;
+  // A tiny receive (TinyWords) has its flagged words after the length words.
+  const bool tiny = lengths && lay.dense() && lay.span <= TinyWords::kBytes;
+  const std::size_t words = kLenWords + (tiny ? TinyWords::words(lay.span) : 0);
+  const std::size_t bytes = lengths ? end + words * sizeof(uint64_t) : lay.dense() ? lay.span : end;
   Bounce b;
   MPIX_TRY(bounce_acquire(be, bytes, &b, bounce_device));
   if (lengths) {
@@ -73,7 +74,7 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
     store_signal(len_word + 4, 0);  // no gate (Stager::deliver_from)
     store_signal(len_word + 5, 0);
     // A flag of its own: the words a former use of the buffer left carry another.
-    tiny_flag = lay.dense() && lay.span <= TinyWords::kBytes ? next_tiny_flag() : 0;
+    tiny_flag = tiny ? next_tiny_flag() : 0;
   }
   bufs[nbufs++] = b;
   c->user = user + off;

@@ -71,8 +71,9 @@ struct StagedBuffers {
   // len_word[4], [5]: where a delivered message's gate is and the value it waits for (0: none).
   static constexpr std::size_t kLenWords = 6;
   static_assert(TinyWords::kAt == kLenWords, "a tiny receive's words follow the length words");
-  // len_word[kLenWords ...]: a tiny receive's flagged words (TinyWords), flagged with tiny_flag.
-  uint64_t *tiny_words() const { return len_word ? len_word + kLenWords : nullptr; }
+  // len_word[kLenWords ...]: a tiny receive's flagged words (TinyWords), flagged with tiny_flag;
+  // null where the receive is not tiny (no room was made for them).
+  uint64_t *tiny_words() const { return tiny_flag ? len_word + kLenWords : nullptr; }
   const uint64_t *release_word = nullptr;  // the stream's trigger word, once a copy in is queued
   uint64_t release_value = 0;
   int bounce_device = -1;     // -1: bounce buffers in pinned host memory; else on that device

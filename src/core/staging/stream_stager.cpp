@@ -111,8 +111,7 @@ void StreamStager::on_done(const MPI_Status &st) {
   // Already in place (direct_target): the stream's copy in copies nothing. A message to copy
   // from elsewhere (deliver_from) has its length and source stored already.
   if (from_peer_) return;
-  received_ = delivered_ ? 0 : received_bytes(st);
-  store_signal(b_.len_word, received_);
+  store_signal(b_.len_word, delivered_ ? 0 : received_bytes(st));
   // A message longer than a short bounce buffer went into the whole one (receive_space).
   if (b_.in_whole && !delivered_)
     store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(b_.in_whole));
@@ -135,7 +134,9 @@ void StreamStager::on_release() {
   // another way — hostfn mode, a host wait — leaves them unread).
   if (!tiny_copy_in() || delivered_ || from_peer_) return;
   const StagedCopy &c = b_.in;
-  const std::size_t n = received_ < c.bytes ? static_cast<std::size_t>(received_) : c.bytes;
+  // The length on_done stored (this thread wrote it last).
+  const uint64_t got = load_signal(b_.len_word);
+  const std::size_t n = got < c.bytes ? static_cast<std::size_t>(got) : c.bytes;
   uint32_t payload[TinyWords::kBytes / 4 + 1] = {};
   std::memcpy(payload, c.bounce, n);
   uint64_t *w = b_.tiny_words();

@@ -81,7 +81,6 @@ class StreamStager : public Stager {
   Status wait_gate() const;
   bool from_peer_ = false;  // agent thread: the copy in takes it from the sender (deliver_from)
   bool tail_kept_ = false;  // agent thread: keep_tail ran
-  uint64_t received_ = 0;   // agent thread: the length on_done stored (len_word[0])
   std::atomic<bool> copied_in_{false};
 };
 

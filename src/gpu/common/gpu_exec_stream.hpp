@@ -357,7 +357,7 @@ class GpuExecStream final : public ExecStream {
     // The other waits go into the kernel where they are few and all waits, else into a batch
     // after it.
     const bool fold = fold_waits(then, nthen, &tw);
-    tw.tiny_flag = max_bytes <= TinyWords::kBytes ? tiny_flag : 0;
+    tw.tiny_flag = tiny_flag;  // the kernel checks the size too
     {
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());

@@ -314,11 +314,15 @@ __device__ __forceinline__ unsigned long long load_relaxed_sys(
   return v;
 }
 static_assert(TinyWords::kWords < 256, "a 256-thread block: the words, then the completion word");
+// TinyWords::words, for device code.
+__device__ __forceinline__ unsigned tiny_words(unsigned long long max) {
+  return static_cast<unsigned>(1 + (max + 3) / 4);
+}
 __device__ bool poll_tiny(const volatile unsigned long long *word, unsigned long long value,
                           const volatile unsigned long long *tw, unsigned long long max,
                           unsigned flag, unsigned *out, unsigned long long *total) {
   const unsigned t = threadIdx.x;
-  const unsigned words = static_cast<unsigned>(1 + (max + 3) / 4);  // TinyWords::words
+  const unsigned words = tiny_words(max);
   const unsigned last = blockDim.x - 1;
   int reached_looks = 0;
   for (;;) {
@@ -357,7 +361,7 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   // completion word; only where the word is reached without them does the length-word path
   // below run.
   // (A block too small to load every word with the completion word takes the length words.)
-  if (then.tiny_flag && max <= TinyWords::kBytes && 1 + (max + 3) / 4 < blockDim.x &&
+  if (then.tiny_flag && max <= TinyWords::kBytes && tiny_words(max) < blockDim.x &&
       poll_tiny(word, value, len + TinyWords::kAt, max, then.tiny_flag,
                 reinterpret_cast<unsigned *>(head), &total)) {
     copy_bytes(dst, reinterpret_cast<const char *>(head), total < max ? total : max);
