@@ -1,8 +1,7 @@
 // C entry points: enqueued point-to-point, waits and allreduce (MPICH-compatible).
-#include <vector>
-
 #include "api/checks.hpp"
 #include "api/errors.hpp"
+#include "base/small_vector.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/enqueue.hpp"
@@ -140,7 +139,7 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
     MPI_Comm comm = MPI_COMM_NULL;
     // Every handle is checked first, so a bad one leaves nothing half-enqueued.
     if (st.is_ok() && count > 0) {
-      std::vector<Op *> ops(static_cast<std::size_t>(count));
+      SmallVector<Op *, 16> ops(static_cast<std::size_t>(count));  // no allocation up to 16
       st = take_requests(count, array_of_requests, ops.data(), &comm, "array_of_requests");
       if (st.is_ok())
         st = enqueue_waitall_ops(count, array_of_requests, ops.data(), array_of_statuses);

@@ -1,9 +1,9 @@
 #include "core/enqueue.hpp"
 
 #include <memory>
-#include <vector>
 
 #include "base/profile.hpp"
+#include "base/small_vector.hpp"
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
@@ -246,7 +246,8 @@ Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
 
 Status enqueue_waitall(int count, MPI_Request *requests, MPI_Status *statuses) {
   profile_note_enqueue_call();
-  std::vector<Op *> ops(static_cast<std::size_t>(count), nullptr);
+  // Inline up to 16 requests (a halo exchange's): no heap allocation per call.
+  SmallVector<Op *, 16> ops(static_cast<std::size_t>(count));
   // One lock for the whole array; on failure nothing is consumed.
   const int bad = request_find_all(count, requests, ops.data(), /*take=*/true);
   if (bad >= 0)
@@ -267,9 +268,9 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
   // Consecutive requests of one stream share one batch of waits (one cuStreamBatchMemOp on a
   // GPU stream instead of one stream operation per request).
   // waits[0] is kept for a deferred trigger, so that it goes first without moving the rest.
-  std::vector<StreamMemOp> waits;
-  waits.reserve(static_cast<std::size_t>(count) + 1);  // one allocation
-  std::vector<int> fused, waits_first;
+  SmallVector<StreamMemOp, 17> waits;
+  waits.reserve(static_cast<std::size_t>(count) + 1);  // none up to 16 requests, else one
+  SmallVector<int, 16> fused, waits_first;
   for (int i = 0; i < count;) {
     if (!ops[i]) {
       ++i;
