@@ -56,17 +56,24 @@ Status run_fire(Stream &s, ExecStream &ex, const FireRecipe &fire) {
 // threshold: a recipe writing the trigger word covers it, else it goes first. @p fired: the
 // stager already wrote the recipe's trigger with its copy out (Stager::copy_out_and_trigger).
 // A stager that fuses its copy in with the wait (Stager::wait_and_copy_in) does both here:
-// *@p copied_in says so. *triggered: the op is fired on the stream (it will run).
+// *@p copied_in says so. *triggered: the op is fired on the stream (it will run). @p fold_out:
+// the op's own copy out is among the stream's deferred copies, for that fused kernel to make
+// (enqueue_op checked that the stager fuses its copy in).
 Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const FireRecipe &fire,
-                              bool fired, uint64_t *done_word, uint64_t done_value, bool *triggered,
-                              bool *copied_in) {
+                              bool fired, bool fold_out, uint64_t *done_word, uint64_t done_value,
+                              bool *triggered, bool *copied_in) {
   if (fire.ready) {
     const StreamMemOp r = ready_write(fire);
     MPIX_TRY(ex.batch(&r, 1));
   }
-  // Deferred copies out go before this op's trigger (and the deferred trigger with them).
-  if (fire.word == s.trigger_word() && !s.deferred_copies()) s.take_deferred();
+  // Deferred copies out go before this op's trigger (and the deferred trigger with them): in
+  // the fused kernel below where the op's own copy out is among them, else first.
+  if (fire.word == s.trigger_word() && (!s.deferred_copies() || fold_out)) s.take_deferred();
   else MPIX_TRY(flush_deferred_trigger(s, ex));
+  // Taken now (the array stays as it is while this thread holds the enqueue mutex): a failure
+  // before the kernel loses them with the deferred trigger, as a failed flush does.
+  const std::size_t folded = fold_out ? s.deferred_copies() : 0;
+  if (fold_out) s.clear_deferred_copies();
   *triggered = fired;
   if (stg && stg->copies_before_wait()) {
     // A chunked receive's pieces are copied in as they arrive, before the completion wait.
@@ -89,7 +96,7 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
     // for the trigger, the wait and the copy in: a failure there leaves the op unfired).
     MPIX_TRY(fault_point(fired ? "wait" : "trigger_and_wait"));
     if (!fuse_in) return ex.wait_value(done_word, done_value);
-    const PreWork pre{{StreamMemOp::write, fire.word, fire.value}};
+    const PreWork pre{{StreamMemOp::write, fire.word, fire.value}, s.deferred_copy_list(), folded};
     MPIX_TRY(stg->wait_and_copy_in(ex, done_word, done_value, s.trigger_word(),
                                    s.peek_next_threshold(), nullptr, 0, fired ? nullptr : &pre));
     *triggered = true;
@@ -160,12 +167,18 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   // Where the stream defers a nonblocking op's trigger, such a copy out is deferred with it
   // (Stream::defer_copy): the stream's next flush copies every deferred piece and writes the
   // trigger in one kernel, the fused receive of an MPIX_Waitall_enqueue among them.
-  bool fired = false;
+  // A blocking op whose copy in is one kernel (a small allreduce) has that kernel copy out and
+  // write the trigger before it waits: its piece joins the stream's deferred copies, which
+  // enqueue_blocking_waits hands to the kernel with the trigger.
+  bool fired = false, fold_out = false;
   if (stg) {
     if (faults) st = fault_hit("copy_out");
     CopyPiece piece;
     if (st.is_ok() && fire.word == s.trigger_word() && stg->fuses_copy_out(*ex)) {
-      if (!s.defers_triggers()) {
+      if (!request && stg->fuses_copy_in(*ex) && stg->copy_out_piece(&piece) &&
+          s.defer_copy(piece)) {
+        fold_out = true;
+      } else if (!s.defers_triggers()) {
         st = stg->copy_out_and_trigger(*ex, fire.word, fire.value);
         fired = st.is_ok();
       } else if (request && stg->copy_out_piece(&piece)) {
@@ -196,8 +209,8 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   }
   bool triggered = false, copied_in = false;
   if (st.is_ok())
-    st = enqueue_blocking_waits(s, *ex, stg.get(), fire, fired, op->done.word, op->done_value,
-                                &triggered, &copied_in);
+    st = enqueue_blocking_waits(s, *ex, stg.get(), fire, fired, fold_out, op->done.word,
+                                op->done_value, &triggered, &copied_in);
   if (st.is_ok()) s.wait_order().note(op->done.word, op->done_value);
   if (st.is_ok() && stg && !copied_in) {
     if (faults) st = fault_hit("copy_in");

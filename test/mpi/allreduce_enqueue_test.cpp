@@ -370,6 +370,32 @@ TEST_CASE("allreduce_enqueue: interleaved with enqueued point-to-point in stream
   }
 }
 
+TEST_CASE("allreduce_enqueue: sends enqueued before it go out with it, data intact",
+          "[allreduce][order]") {
+  // With deferred triggers and staged buffers (the ctest variants), the sends' copies out wait
+  // for the stream's next flush, which this allreduce is: its kernel copies them, then its own
+  // input, then writes the trigger that covers all of them.
+  StreamComm sc;
+  const int r = rank_of(), n = size_of();
+  const int right = (r + 1) % n, left = (r + n - 1) % n;
+  for (int round = 0; round < 20; ++round) {
+    int a = 1000 * round + r, b = -(1000 * round + r), got_a = -1, got_b = -1, mine = r + round;
+    int sum = -1;
+    MPI_Request rq[4];
+    REQUIRE(MPIX_Irecv_enqueue(&got_a, 1, MPI_INT, left, 1, sc.comm, &rq[0]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Irecv_enqueue(&got_b, 1, MPI_INT, left, 2, sc.comm, &rq[1]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(&a, 1, MPI_INT, right, 1, sc.comm, &rq[2]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Isend_enqueue(&b, 1, MPI_INT, right, 2, sc.comm, &rq[3]) == MPI_SUCCESS);
+    REQUIRE(MPIX_Allreduce_enqueue(&mine, &sum, 1, MPI_INT, MPI_SUM, sc.comm) == MPI_SUCCESS);
+    REQUIRE(MPIX_Waitall_enqueue(4, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    sc.sync();
+    INFO("round " << round);
+    CHECK(got_a == 1000 * round + left);
+    CHECK(got_b == -(1000 * round + left));
+    CHECK(sum == n * (n - 1) / 2 + n * round);
+  }
+}
+
 TEST_CASE("allreduce_enqueue: many in flight, ranks at different speeds", "[allreduce][order]") {
   StreamComm sc;
   const int r = rank_of(), n = size_of();

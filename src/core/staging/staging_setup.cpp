@@ -121,11 +121,20 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // message is); a receive staged otherwise (below) takes a whole one after all.
   const bool deliverable = r && op.kind == OpKind::recv && plan.provider->may_deliver_device(op);
   const bool maybe_direct = deliverable && !plan.agent_always && !plan.chunk && plan.exec;
+  // A small dense reduction result is copied in by the kernel a receive's is (its length words
+  // then always say the whole buffer), so that a blocking allreduce is one stream operation:
+  // that kernel also copies the input out and writes the trigger (enqueue_op).
+  bool whole_in = false;
+  if (r && op.kind == OpKind::allreduce && !op.dt_owned && !plan.agent_always && plan.exec) {
+    int size = 0;
+    MPIX_MPI_CHECK(MPI_Type_size(op.dt, &size));
+    whole_in = static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) <= kClipKernelMax;
+  }
   if (r) {
     char *view = nullptr;
     b.short_ok = op.kind == OpKind::recv;
-    MPIX_TRY(b.stage(static_cast<char *>(op.rbuf), op.count, op.dt, &b.in, &view, b.short_ok,
-                     maybe_direct ? kShortBounce : 0));
+    MPIX_TRY(b.stage(static_cast<char *>(op.rbuf), op.count, op.dt, &b.in, &view,
+                     b.short_ok || whole_in, maybe_direct ? kShortBounce : 0));
     b.in.user_device = recv_device;
     b.has_in = true;
     // An in-place allreduce reads its input from the receive buffer too.
@@ -167,7 +176,7 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // its copy in copies nothing over a delivered message.
   const StagedCopy &in = b.in;
   const bool direct = b.short_ok && !in.runs && deliverable;
-  const bool clip = b.short_ok && !in.runs &&
+  const bool clip = (b.short_ok || whole_in) && !in.runs &&
                     (in.bytes <= kClipKernelMax || recv_chunk || direct ||
                      (in.bytes <= StreamStager::fused_copy_in_max() &&
                       plan.exec->can_fuse_staged(in.bytes, in.user_device))) &&

@@ -111,6 +111,8 @@ void StreamStager::on_done(const MPI_Status &st) {
   // Already in place (direct_target): the stream's copy in copies nothing. A message to copy
   // from elsewhere (deliver_from) has its length and source stored already.
   if (from_peer_) return;
+  // A reduction's result fills its buffer: the length staging stored stays.
+  if (!b_.short_ok) return;
   store_signal(b_.len_word, delivered_ ? 0 : received_bytes(st));
   // A message longer than a short bounce buffer went into the whole one (receive_space).
   if (b_.in_whole && !delivered_)
