@@ -1,8 +1,9 @@
 #!/bin/bash
-# Session 31 call 1: the agent spinning MPIX_SPIN_US when idle before it blocks (the first
-# enqueue of a round no longer wakes it) and the Waitall's arrays inline. new = the working tree
-# (b150761), old = 53298a7 (old/, carried). Every gpu test (new); a D D exchange's host time
-# (deferred; default once), D D one way 8 B-1 KiB, the halo, H H 8 B: old/new alternating.
+# Session 31 call 1: a small blocking allreduce as one kernel (91aa30a); the agent spinning
+# MPIX_SPIN_US when idle before it blocks (the first enqueue of a round no longer wakes it) and
+# the Waitall's arrays inline (b150761). new = the working tree, old = 53298a7 (old/, carried).
+# Every gpu test (new); a D D exchange's host time (deferred; default once), D D one way
+# 8 B-1 KiB, the halo (its reduce step is the allreduce), H H 8 B: old/new alternating.
 budget=${1:-420}
 source scripts/device_prologue.sh
 M+=(-x MPIX_DEFER_TRIGGER)
