@@ -12,6 +12,12 @@
 //                   MPIX_Irecv_enqueue, MPIX_Isend_enqueue, MPIX_Waitall_enqueue of the two),
 //                   the median host time of each call and of the iteration; returns the
 //                   iteration's (us)
+//   allreduce       not a ping-pong: per iteration each rank's kernel writes its input, then
+//                   MPIX_Allreduce_enqueue (MPI_SUM of size/8 doubles, at least 1) on the
+//                   stream; the host waits once per 64 iterations. Returns the time per
+//                   iteration (us) and prints the median host time of the call
+//   allreduce-sync  the same written host-synchronised: kernel, copy to pinned memory (D),
+//                   cudaStreamSynchronize, MPI_Allreduce, copy back (D): the baseline
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -212,6 +218,52 @@ double exchange_cpu(const Options &o, std::size_t size, int iters, int warmup) {
   return it;
 }
 
+// A residual or dot product per iteration (see the header): enqueued, or host-synchronised
+// with @p sync. Both ranks do the same; time per iteration, the host waiting only every 64.
+double allreduce_latency(const Options &o, std::size_t size, int iters, int warmup, bool sync) {
+  GpuCtx &g = gpu_ctx(o);
+  g.reserve(size < 8 ? 8 : size, 1);
+  MPI_Comm comm = sync ? MPI_COMM_WORLD : g.comm_for("memop");
+  const int n = size < 8 ? 1 : static_cast<int>(size / 8);
+  const std::size_t bytes = static_cast<std::size_t>(n) * 8;
+  const bool d = g.device_buffers;
+  std::vector<double> per_call;
+  using C = std::chrono::steady_clock;
+  double t0 = 0;
+  for (int i = 0; i < iters + warmup; ++i) {
+    if (i == warmup) {
+      cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+      MPI_Barrier(MPI_COMM_WORLD);
+      t0 = MPI_Wtime();
+    }
+    cuda_check(launch_compute(g.write_kernel, g.sbuf, bytes, i, g.s), "kernel");
+    if (sync) {
+      void *sb = d ? g.hsbuf : g.sbuf, *rb = d ? g.hrbuf : g.rbuf;
+      if (d)
+        cuda_check(cudaMemcpyAsync(g.hsbuf, g.sbuf, bytes, cudaMemcpyDeviceToHost, g.s), "D2H");
+      cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+      MPI_Allreduce(sb, rb, n, MPI_DOUBLE, MPI_SUM, comm);
+      if (d)
+        cuda_check(cudaMemcpyAsync(g.rbuf, g.hrbuf, bytes, cudaMemcpyHostToDevice, g.s), "H2D");
+      continue;
+    }
+    const auto a = C::now();
+    check(MPIX_Allreduce_enqueue(g.sbuf, g.rbuf, n, MPI_DOUBLE, MPI_SUM, comm),
+          "MPIX_Allreduce_enqueue");
+    const auto b = C::now();
+    if (i >= warmup) per_call.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+    if ((i + 1) % 64 == 0) host_wait(g.s);
+  }
+  cuda_check(cudaStreamSynchronize(g.s), "cudaStreamSynchronize");
+  const double per_iter = (MPI_Wtime() - t0) * 1e6 / iters;
+  if (g.rank == 0 && !per_call.empty()) {
+    std::sort(per_call.begin(), per_call.end());
+    std::printf("# allreduce %zu B: MPIX_Allreduce_enqueue host time median %.3f us, p90 %.3f us\n",
+                bytes, per_call[per_call.size() / 2], per_call[per_call.size() * 9 / 10]);
+  }
+  return per_iter;
+}
+
 LatencyFn gpu_only(const char *name, LatencyFn f) {
   return [name, f](const Options &o, std::size_t s, int i, int w) {
     if (o.device != "cuda") {
@@ -240,6 +292,13 @@ void register_gpu_latency_modes(std::map<std::string, LatencyFn> &modes) {
       });
   modes["isend-cpu"] = gpu_only("isend-cpu", isend_cpu);
   modes["exchange-cpu"] = gpu_only("exchange-cpu", exchange_cpu);
+  modes["allreduce"] = gpu_only("allreduce", [](const Options &o, std::size_t s, int i, int w) {
+    return allreduce_latency(o, s, i, w, false);
+  });
+  modes["allreduce-sync"] =
+      gpu_only("allreduce-sync", [](const Options &o, std::size_t s, int i, int w) {
+        return allreduce_latency(o, s, i, w, true);
+      });
   register_nccl_latency(modes);
 }
 
