@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 14:19:23 UTC).
 # Session 31 call 2 (the same warm H100 as call 1): three more alternating rounds of the halo,
 # old (53298a7) / new (633bbcc), 64, 256 and 1024 per rank.
 budget=${1:-200}

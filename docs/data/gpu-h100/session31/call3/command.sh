@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 14:20:48 UTC).
 # Session 31 call 3: which GPU calls the halo's mpix variant makes per enqueue call (MPIX_PROFILE=1),
 # old (53298a7) / new (633bbcc): did the allreduce become one kernel on a CUDA stream?
 budget=${1:-150}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 14:22:14 UTC).
 # Session 31 call 4: a blocking MPIX_Allreduce_enqueue of device doubles, one kernel (new, the
 # working tree) against a copy kernel, a stream wait and a copy (old = 53298a7, old/, with this
 # tree's bench/cuda/gpu_latency.cpp copied in for its new allreduce modes); MPI_SUM of 1-512

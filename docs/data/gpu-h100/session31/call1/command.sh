@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 14:15:38 UTC). Moved from docs/data/gpu-h200/session31/call1 after: the call got an H100.
 # Session 31 call 1: a small blocking allreduce as one kernel (91aa30a); the agent spinning
 # MPIX_SPIN_US when idle before it blocks (the first enqueue of a round no longer wakes it) and
 # the Waitall's arrays inline (b150761). new = the working tree, old = 53298a7 (old/, carried).
