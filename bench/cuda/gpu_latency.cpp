@@ -11,7 +11,8 @@
 //   exchange-cpu    not a latency: a halo exchange per iteration on both ranks (the kernel,
 //                   MPIX_Irecv_enqueue, MPIX_Isend_enqueue, MPIX_Waitall_enqueue of the two),
 //                   the median host time of each call and of the iteration; returns the
-//                   iteration's (us)
+//                   iteration's (us); MPIX_BENCH_SYNC_EVERY=K waits for the stream every K
+//                   iterations (default 64)
 //   allreduce       not a ping-pong: per iteration each rank's kernel writes its input, then
 //                   MPIX_Allreduce_enqueue (MPI_SUM of size/8 doubles, at least 1) on the
 //                   stream; the host waits once per 64 iterations. Returns the time per
@@ -172,6 +173,13 @@ double isend_cpu(const Options &o, std::size_t size, int iters, int warmup) {
 // it and one MPIX_Waitall_enqueue of the two, and never waits inside the loop (a stream
 // synchronize every 64 iterations bounds what is in flight). Prints the medians of each call.
 double exchange_cpu(const Options &o, std::size_t size, int iters, int warmup) {
+  // MPIX_BENCH_SYNC_EVERY=K: the host waits for the stream every K iterations (default 64; 1 is
+  // a code that synchronises after each exchange, whose next one finds mpix's agent idle).
+  static const int sync_every = [] {
+    const char *v = std::getenv("MPIX_BENCH_SYNC_EVERY");
+    const int k = v ? std::atoi(v) : 64;
+    return k > 0 ? k : 64;
+  }();
   GpuCtx &g = gpu_ctx(o);
   g.reserve(size, 1);
   MPI_Comm comm = g.comm_for("memop");
@@ -182,7 +190,9 @@ double exchange_cpu(const Options &o, std::size_t size, int iters, int warmup) {
     return std::chrono::duration<double, std::micro>(b - a).count();
   };
   MPI_Barrier(MPI_COMM_WORLD);
+  C::time_point t0 = C::now();
   for (int i = 0; i < iters + warmup; ++i) {
+    if (i == warmup) t0 = C::now();
     MPI_Request r[2];
     const auto a = C::now();
     cuda_check(launch_compute(g.write_kernel, g.sbuf, size, i, g.s), "kernel");
@@ -200,9 +210,10 @@ double exchange_cpu(const Options &o, std::size_t size, int iters, int warmup) {
       t_wait.push_back(us(d, e));
       t_iter.push_back(us(a, e));
     }
-    if ((i + 1) % 64 == 0) host_wait(g.s);
+    if ((i + 1) % sync_every == 0) host_wait(g.s);
   }
   host_wait(g.s);
+  const double wall = us(t0, C::now()) / iters;
   MPI_Barrier(MPI_COMM_WORLD);
   auto med = [](std::vector<double> &v) {
     std::sort(v.begin(), v.end());
@@ -213,8 +224,8 @@ double exchange_cpu(const Options &o, std::size_t size, int iters, int warmup) {
     std::printf(
         "# exchange-cpu %zu B, medians of %zu iterations (us): kernel launch %.3f, "
         "MPIX_Irecv_enqueue %.3f, MPIX_Isend_enqueue %.3f, MPIX_Waitall_enqueue(2) %.3f, "
-        "iteration %.3f\n",
-        size, t_iter.size(), med(t_kernel), med(t_recv), med(t_send), med(t_wait), it);
+        "iteration %.3f; wall time per iteration (waits included) %.3f\n",
+        size, t_iter.size(), med(t_kernel), med(t_recv), med(t_send), med(t_wait), it, wall);
   return it;
 }
 
