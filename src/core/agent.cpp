@@ -1,7 +1,6 @@
 #include "core/agent.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -11,11 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/base_settings.hpp"
 #include "base/internal_thread.hpp"
 #include "base/log.hpp"
 #include "base/profile.hpp"
-#include "base/spin_lock.hpp"  // cpu_relax
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
@@ -123,7 +120,6 @@ class Agent {
   bool op_complete_profiled(Op *op);
   bool copy_in_first(Op *op);
   bool poll_copies_in();
-  bool idle_spin(uint64_t epoch);
   void profile_seen(Op *op);
 
   // Whom it fires @p op on: the collective slot's provider for collectives (provider.hpp).
@@ -395,10 +391,6 @@ void Agent::run() {
           spare_deficit_ = op_make_spare() ? spare_deficit_ - 1 : 0;
         continue;
       }
-      // Idle: spin a while first, so that the next op of a round of exchanges finds the agent
-      // awake (its enqueue then wakes nobody: a futex wake-up cost the first enqueue of each
-      // round ~0.3-0.5 us, and the woken agent was later to post it).
-      if (idle_spin(epoch)) continue;
       // Idle: nothing can happen until a new op arrives, which notifies while sleep_ is
       // kAsleep. Set, then look again (both seq_cst, as in submit): either this load sees an op
       // pushed meanwhile, or its submitter sees kAsleep and notifies (or sees that one did),
@@ -420,24 +412,6 @@ void Agent::run() {
     }
   }
   MPIX_LOG(debug, "agent", "stopped");
-}
-
-// Idle (nothing armed, nothing in flight): spins up to MPIX_SPIN_US for a new op, an aborted
-// one or a notify (what ends the sleep that follows); true when one came. Not where the process
-// may run on fewer than 4 CPUs: a spin there holds a core from the threads the next op comes
-// from, and the sleep costs no CPU.
-bool Agent::idle_spin(uint64_t epoch) {
-  static const auto spin =
-      std::chrono::microseconds(few_cpus_here() ? 0 : setting_long(BaseSetting::spin_us));
-  if (spin.count() <= 0) return false;
-  const auto until = std::chrono::steady_clock::now() + spin;
-  for (unsigned i = 1;; ++i) {
-    if (incoming_.load(std::memory_order_relaxed) || aborted_.load(std::memory_order_relaxed) ||
-        notifier().epoch() != epoch || stop_.load(std::memory_order_relaxed))
-      return true;
-    cpu_relax();
-    if ((i & 63) == 0 && std::chrono::steady_clock::now() >= until) return false;
-  }
 }
 
 namespace {

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 14:25:46 UTC).
 # Session 31 call 5: does the agent's idle spin pay? A D D exchange whose host waits for the
 # stream after every exchange (MPIX_BENCH_SYNC_EVERY=1: each round finds the agent idle), and
 # every 64 as before; old = 53298a7 (old/, with this tree's bench/cuda/gpu_latency.cpp), new =
