@@ -81,7 +81,7 @@ struct Gate {
 TEST_CASE("allreduce_enqueue: sum and max of int and double, several counts", "[allreduce]") {
   StreamComm sc;
   const int r = rank_of(), n = size_of();
-  for (int count : {1, 7, 1000, 100000}) {
+  for (int count : {1, 7, 1000, 8191, 100000}) {
     std::vector<int> si(count), sum_i(count, -1), max_i(count, -1);
     std::vector<double> sd(count), sum_d(count, -1), max_d(count, -1);
     for (int i = 0; i < count; ++i) {
