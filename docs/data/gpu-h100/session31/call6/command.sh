@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 14:31:18 UTC).
 # Session 31 call 6: the one-kernel blocking allreduce up to 64 KiB (MPIX_STAGING_FUSE_IN_MAX;
 # was 4 KiB in call 4): old (53298a7, old/, with this tree's bench/cuda/gpu_latency.cpp) / new
 # (the working tree) / allreduce-sync, 8 B-256 KiB of device doubles, two alternating rounds;
