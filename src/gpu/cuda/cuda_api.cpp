@@ -7,6 +7,7 @@
 
 #include "base/log.hpp"
 #include "base/profile.hpp"
+#include "gpu/gpu_settings.hpp"
 
 namespace mpix {
 namespace {
@@ -26,6 +27,8 @@ struct DriverFns {
   CUresult (*pointer_attrs)(unsigned, CUpointer_attribute *, void **, CUdeviceptr) = nullptr;
   CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                      unsigned, CUstream, void **, void **) = nullptr;
+  // Optional (CUDA 12.0+): launches with attributes, here programmatic stream serialization.
+  CUresult (*launch_ex)(const CUlaunchConfig *, CUfunction, void **, void **) = nullptr;
 };
 DriverFns g_drv;
 
@@ -97,8 +100,47 @@ Status CudaApi::init() {
   if (!resolve("cuPointerGetAttributes", &g_drv.pointer_attrs).is_ok())
     g_drv.pointer_attrs = nullptr;
   if (!resolve("cuLaunchKernel", &g_drv.launch).is_ok()) g_drv.launch = nullptr;
+  if (!resolve("cuLaunchKernelEx", &g_drv.launch_ex).is_ok()) g_drv.launch_ex = nullptr;
   return {};
 }
+
+namespace {
+
+// Whether mpix's kernels on device @p dev go with programmatic stream serialization
+// (MPIX_CUDA_PDL): compute capability 9.0 and later, where the driver has cuLaunchKernelEx.
+bool pdl_for(int dev) {
+  static const bool wanted = std::strcmp(setting_str(GpuSetting::cuda_pdl), "on") == 0;
+  if (!wanted || !g_drv.launch_ex) return false;
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major >= 9;
+}
+
+// Launches @p fn through the driver; with @p pdl, as a programmatic dependent of the kernel
+// before it on @p s (every mpix kernel waits for that one's end and memory first: griddep_wait
+// in cuda_kernels.cu), which lets the GPU start it while that kernel's last blocks drain
+// instead of after the grid has ended.
+CUresult drv_launch(CUfunction fn, unsigned blocks, unsigned threads, CUstream s, void **params,
+                    bool pdl) {
+  if (!pdl) return g_drv.launch(fn, blocks, 1, 1, threads, 1, 1, 0, s, params, nullptr);
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = blocks;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = threads;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = s;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return g_drv.launch_ex(&cfg, fn, params, nullptr);
+}
+
+}  // namespace
 
 Status CudaApi::launch(const void *kernel, unsigned blocks, unsigned threads, stream_t s,
                        void **params) {
@@ -109,22 +151,25 @@ Status CudaApi::launch(const void *kernel, unsigned blocks, unsigned threads, st
       const void *kernel;
       int device;
       CUfunction fn;
+      bool pdl;
     };
     thread_local std::vector<Known> known;
     int dev = -1;
     CUfunction fn = nullptr;
+    bool pdl = false;
     if (cudaGetDevice(&dev) == cudaSuccess) {
       for (const Known &k : known)
-        if (k.kernel == kernel && k.device == dev) fn = k.fn;
+        if (k.kernel == kernel && k.device == dev) fn = k.fn, pdl = k.pdl;
       if (!fn) {
-        if (cudaGetFuncBySymbol(&fn, kernel) == cudaSuccess) known.push_back({kernel, dev, fn});
+        pdl = pdl_for(dev);
+        if (cudaGetFuncBySymbol(&fn, kernel) == cudaSuccess)
+          known.push_back({kernel, dev, fn, pdl});
         else cudaGetLastError();  // (its own error only: nothing else ran since the call)
       }
     }
     // Where the driver refuses (the thread's current context is not the stream's, say),
     // nothing was launched: the runtime launches it.
-    if (fn && g_drv.launch(fn, blocks, 1, 1, threads, 1, 1, 0, s, params, nullptr) == CUDA_SUCCESS)
-      return {};
+    if (fn && drv_launch(fn, blocks, threads, s, params, pdl) == CUDA_SUCCESS) return {};
   }
   MPIX_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), params, 0, s));
   return {};

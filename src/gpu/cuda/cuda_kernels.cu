@@ -37,6 +37,16 @@ __device__ __forceinline__ void store_release(volatile unsigned long long *p, un
   else asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// A kernel launched as a programmatic dependent (MPIX_CUDA_PDL, CudaApi::launch) may start
+// before the kernel ahead of it on the stream has ended: every mpix kernel waits here, first,
+// for that kernel's end and for its memory. Launched plainly (or after a stream memory
+// operation or copy, which the launch waits for as always) it returns at once.
+__device__ __forceinline__ void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Spins until *word reached value (the cyclic comparison of CU_STREAM_WAIT_VALUE_GEQ, so every
 // mode agrees on what "reached" is), each look an acquire load at system scope: what follows is
 // ordered after it as after a stream memory operation's wait.
@@ -49,11 +59,13 @@ __device__ __forceinline__ void spin_acquire(const volatile unsigned long long *
 // Earlier kernels on the stream have finished before this one starts; the fence makes their
 // writes visible to the host before the host can see the new value.
 __global__ void store_word(volatile unsigned long long *word, unsigned long long value) {
+  griddep_wait();
   __threadfence_system();
   *word = value;  // published by the kernel's end (a fence after it holds the stream)
 }
 
 __global__ void wait_word(const volatile unsigned long long *word, unsigned long long value) {
+  griddep_wait();
   spin_acquire(word, value);
 }
 
@@ -91,6 +103,7 @@ __device__ void copy_run_widest(char *dst, const char *src, const CopyRun &r,
 // receive's typemap may not overlap, and a send's overlapping blocks copy the same bytes.
 __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
                                unsigned long long n) {
+  griddep_wait();
   // The table may live in pinned host memory: one thread loads each run for its block (the
   // same host address read by every thread would be a PCIe read each, serialised).
   __shared__ CopyRun run;
@@ -112,6 +125,7 @@ __global__ void copy_run_table(char *dst, const char *src, const CopyRun *runs,
 // in the widest words both ends allow. The table lives in pinned host memory: one thread loads
 // each piece for its block.
 __global__ void copy_piece_list(const CopyPiece *pieces, unsigned long long n) {
+  griddep_wait();
   __shared__ CopyPiece piece;
   for (unsigned long long i = blockIdx.x; i < n; i += gridDim.x) {
     __syncthreads();  // the previous piece is no longer read
@@ -199,6 +213,7 @@ __device__ void wait_gate(const LenWords &w) {
 
 __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
                             volatile unsigned long long *len, unsigned long long skip) {
+  griddep_wait();
   // The length lives in pinned host memory: read it once per block, not once per thread (every
   // thread reading the same host word is a PCIe read each, and they serialise: 65,536 of them
   // would take milliseconds for a 4 MiB receive).
@@ -231,6 +246,7 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
 // trigger (the agent reads the bounce buffer once it sees the trigger).
 __global__ void copy_then_store(char *dst, const char *src, unsigned long long n,
                                 volatile unsigned long long *word, unsigned long long value) {
+  griddep_wait();
   copy_bytes(dst, src, n);
   __syncthreads();
   // No fence after the store: the kernel's end publishes it, and one would hold the stream for
@@ -262,7 +278,10 @@ __device__ void pre_copies_and_write(const ThenWaits &then) {
 }
 
 // ExecStream::copies_then_write as one kernel of one block.
-__global__ void copies_then_store(ThenWaits then) { pre_copies_and_write(then); }
+__global__ void copies_then_store(ThenWaits then) {
+  griddep_wait();
+  pre_copies_and_write(then);
+}
 
 // The waits of ThenWaits by one thread (the kernel's stream goes on once all are reached).
 __device__ void wait_then(const ThenWaits &then) {
@@ -285,6 +304,7 @@ __global__ void waits_copy_store(const unsigned long long *marks, unsigned long 
                                  const char *src, unsigned long long n,
                                  volatile unsigned long long *word, unsigned long long value,
                                  bool local_dst) {
+  griddep_wait();
   // The marks were stored after a GPU-scope fence of their writers (mpix_device.h): the
   // acquire, and the barrier below, order the reads of the data after them.
   for (unsigned long long i = threadIdx.x; i < nmarks; i += blockDim.x)
@@ -354,6 +374,7 @@ constexpr unsigned kSpeculate = 4096;
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
                                char *dst, const char *src, unsigned long long max,
                                volatile unsigned long long *len, ThenWaits then) {
+  griddep_wait();
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
   pre_copies_and_write(then);
@@ -407,6 +428,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
                                     unsigned long long value, char *dst, const char *src,
                                     unsigned long long max, volatile unsigned long long *len,
                                     int slot, unsigned long long ticket, ThenWaits then) {
+  griddep_wait();
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
@@ -440,6 +462,7 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
 __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long max,
                                  volatile unsigned long long *len, unsigned long long skip,
                                  int slot, unsigned long long ticket) {
+  griddep_wait();
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
   if (threadIdx.x == 0) {
