@@ -121,18 +121,14 @@ Status staging_setup(Op &op, const StagingPlan &plan) {
   // message is); a receive staged otherwise (below) takes a whole one after all.
   const bool deliverable = r && op.kind == OpKind::recv && plan.provider->may_deliver_device(op);
   const bool maybe_direct = deliverable && !plan.agent_always && !plan.chunk && plan.exec;
-  // A dense reduction result small enough for a fused receive (MPIX_STAGING_FUSE_IN_MAX) is
-  // copied in as a receive's is (its length words then always say the whole buffer), so that a
-  // blocking allreduce is one stream operation: that kernel also copies the input out and
-  // writes the trigger (enqueue_op; a kernel of its own first where the receive takes more
+  // A reduction result of a named datatype gets length words that always say the whole buffer
+  // (StreamStager::on_done leaves them), so that one small enough for a fused receive
+  // (MPIX_STAGING_FUSE_IN_MAX; `clip` below decides by its size) is copied in as a receive's
+  // is, and a blocking allreduce is one stream operation: that kernel also copies the input out
+  // and writes the trigger (enqueue_op; a kernel of its own first where the receive takes more
   // than one block).
-  bool whole_in = false;
-  if (r && op.kind == OpKind::allreduce && !op.dt_owned && !plan.agent_always && plan.exec) {
-    int size = 0;
-    MPIX_MPI_CHECK(MPI_Type_size(op.dt, &size));
-    whole_in = static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) <=
-               StreamStager::fused_copy_in_max();
-  }
+  const bool whole_in =
+      r && op.kind == OpKind::allreduce && !op.dt_owned && !plan.agent_always && plan.exec;
   if (r) {
     char *view = nullptr;
     b.short_ok = op.kind == OpKind::recv;
