@@ -16,6 +16,8 @@ namespace bench {
 
 // Launches the per-iteration kernel: empty, or (write) one that writes @p n bytes of @p buf.
 cudaError_t launch_compute(bool write, void *buf, std::size_t n, int iter, cudaStream_t s);
+// --set launch=pdl: launch_compute's kernels go as programmatic dependents of the kernel before.
+void set_compute_pdl(bool on);
 cudaError_t load_bench_kernels();
 
 void cuda_check(cudaError_t rc, const char *what);

@@ -87,6 +87,9 @@ GpuCtx &gpu_ctx(const Options &o) {
     c->max_size = a != o.extra.end() && a->second == "grow" ? 0 : o.max_size;
     auto k = o.extra.find("kernel");
     c->write_kernel = k != o.extra.end() && k->second == "write";
+    auto l = o.extra.find("launch");
+    const bool pdl = l != o.extra.end() && l->second == "pdl";
+    set_compute_pdl(pdl);
     if (c->rank == 0) {
       cudaDeviceProp p{};
       cudaGetDeviceProperties(&p, c->device);
@@ -94,9 +97,10 @@ GpuCtx &gpu_ctx(const Options &o) {
       cuda_check(cudaGetDeviceFlags(&flags), "cudaGetDeviceFlags");
       const unsigned sched = flags & cudaDeviceScheduleMask;
       std::printf(
-          "# GPU: %s (rank 0 on device %d of %d); kernel before each send: %s; "
+          "# GPU: %s (rank 0 on device %d of %d); kernel before each send: %s%s; "
           "host wait: %s\n",
           p.name, c->device, ndev, c->write_kernel ? "writes the message" : "empty",
+          pdl ? " (programmatic dependent launch)" : "",
           sched == cudaDeviceScheduleSpin           ? "spin"
           : sched == cudaDeviceScheduleYield        ? "yield"
           : sched == cudaDeviceScheduleBlockingSync ? "block"

@@ -1,6 +1,8 @@
 // GPU modes of mpix_latency (-d cuda). The pattern of every mode: a ping-pong where, each
 // iteration, each rank launches one small kernel on its stream right before its send (empty,
 // or writing the message with --set kernel=write); one-way latency = half the round trip.
+// --set launch=pdl launches that kernel as a programmatic dependent of the kernel before it (it
+// waits for that one's end first; compute capability 9.0 and later).
 //   mpi-sync        kernel, cudaStreamSynchronize, staging by hand (D), MPI_Send / MPI_Recv
 //   enqueue         MPIX_*_enqueue on the CUDA stream, trigger mode memop; every iteration is
 //                   enqueued up front and the host waits once at the end
