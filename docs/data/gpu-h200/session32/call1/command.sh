@@ -16,6 +16,7 @@ for rep in 1 2 3; do
     left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency "${L[@]}" --mode enqueue > $out/dd_${p}_$rep.txt 2>&1; log "dd $p $rep rc=$?"; }
     [ $p = on ] && left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency "${L[@]}" --set launch=pdl --mode enqueue > $out/dd_app_$rep.txt 2>&1; log "dd app $rep rc=$?"; }
     left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency "${H[@]}" --mode enqueue-kernel > $out/hhk_${p}_$rep.txt 2>&1; log "hh kernel $p $rep rc=$?"; }
+    [ $p = on ] && left && { timeout -k 5 60 "${M[@]}" build-gpu/bench/mpix_latency "${H[@]}" --set launch=pdl --mode enqueue-kernel > $out/hhk_app_$rep.txt 2>&1; log "hh kernel app $rep rc=$?"; }
     left && { MPIX_DEFER_TRIGGER=1 timeout -k 5 90 "${M[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.4 --reps 3 --sizes 64,256,1024 --variants classic,mpix --json $out/halo_${p}_$rep.json > $out/halo_${p}_$rep.txt 2>&1; log "halo $p $rep rc=$?"; }
   done
 done
