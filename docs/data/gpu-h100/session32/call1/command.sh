@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 16:42 UTC). Moved from docs/data/gpu-h200/session32/call1 after: the call got an H100.
 # Session 32 call 1: mpix's kernels launched as programmatic dependents of the kernel before them
 # (MPIX_CUDA_PDL=on, the new default) against plain launches (off), in one build, alternating.
 # D D one way 8 B-1 KiB (and with the benchmark's kernel a programmatic dependent too:
