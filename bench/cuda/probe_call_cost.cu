@@ -2,11 +2,12 @@
 // each stream call an enqueue makes costs the calling host thread, in one process, with and
 // without CUDA MPS (run it both ways): cuStreamWriteValue64, cuStreamWaitValue64 (already
 // reached), cuStreamBatchMemOp of 2 and 8 operations, a kernel launch (1 block, empty), a
-// kernel with mpix's copy kernels' parameters, the same empty kernel through cuLaunchKernel, a
-// cudaLaunchHostFunc, a 8-byte cudaMemcpyAsync to pinned memory. Each call is issued N times
-// in a row on one stream (the stream drained every 256 calls, outside the timing); printed: the
-// median of 20 batches of the mean host time per call, µs. Issue 14's target is 1 µs per
-// enqueue call on a GPU stream.
+// kernel with mpix's copy kernels' parameters, the same empty kernel through cuLaunchKernel and
+// through cuLaunchKernelEx (no attribute; programmatic stream serialization, as mpix's kernels
+// go with MPIX_CUDA_PDL=on), a cudaLaunchHostFunc, a 8-byte cudaMemcpyAsync to pinned memory. Each
+// call is issued N times in a row on one stream (the stream drained every 256 calls, outside the
+// timing); printed: the median of 20 batches of the mean host time per call, µs. Issue 14's target
+// is 1 µs per enqueue call on a GPU stream.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -88,6 +89,29 @@ int main() {
        [&] {
          return static_cast<int>(
              cuLaunchKernel(empty_fn, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr));
+       }},
+      {"cuLaunchKernelEx (empty, no attribute)",
+       [&] {
+         CUlaunchConfig cfg{};
+         cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+         cfg.blockDimX = 32;
+         cfg.blockDimY = cfg.blockDimZ = 1;
+         cfg.hStream = s;
+         return static_cast<int>(cuLaunchKernelEx(&cfg, empty_fn, nullptr, nullptr));
+       }},
+      {"cuLaunchKernelEx (empty, PDL)",
+       [&] {
+         CUlaunchAttribute attr{};
+         attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+         attr.value.programmaticStreamSerializationAllowed = 1;
+         CUlaunchConfig cfg{};
+         cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+         cfg.blockDimX = 32;
+         cfg.blockDimY = cfg.blockDimZ = 1;
+         cfg.hStream = s;
+         cfg.attrs = &attr;
+         cfg.numAttrs = 1;
+         return static_cast<int>(cuLaunchKernelEx(&cfg, empty_fn, nullptr, nullptr));
        }},
       {"cudaLaunchHostFunc",
        [&] { return static_cast<int>(cudaLaunchHostFunc(s, host_fn, nullptr)); }},
