@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 16:59 UTC). Moved from docs/data/gpu-h200/session32/call2 after: the call got an H100.
 # Session 32 call 2: programmatic dependent launches of mpix's kernels (MPIX_CUDA_PDL on, the
 # default) against plain launches (off), one build, alternating, more rounds than call 1:
 # D D one way 8 B-4 KiB (and "app": the benchmark's kernel a programmatic dependent too),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (2026-12-06 17:03 UTC). Moved from docs/data/gpu-h200/session32/call3 after: the call got an H100.
 # Session 32 call 3: what a programmatic dependent launch costs the host (bench/cuda/
 # probe_call_cost.cu: cuLaunchKernel against cuLaunchKernelEx with and without the attribute,
 # one process under MPS, three runs), and D D one way 8 B-1 KiB with MPIX_CUDA_PDL off / on /
