@@ -2,7 +2,7 @@
 // (enqueued) vs. mpix partitioned (kernel-triggered), over per-rank block sizes from
 // latency-bound (64^2) to bandwidth-bound (8192^2).
 //
-//   mpirun -np 2 mpix_halo [--device host|cuda] [--sizes 64,128,...] [--dims RxC]
+//   mpirun -np 2 mpix_halo [--device host|cuda|cuda-pdl] [--sizes 64,128,...] [--dims RxC]
 //                          [--check-every K] [--reps R] [--seconds S] [--json FILE]
 //                          [--halo-buffers device|host] [--partitions P]
 //                          [--variants classic,mpix,partitioned]
@@ -177,12 +177,13 @@ int main(int argc, char **argv) {
   Options o;
   if (!parse(argc, argv, &o) || o.dims[0] * o.dims[1] != size || provided != MPI_THREAD_MULTIPLE) {
     if (rank == 0)
-      std::fprintf(stderr,
-                   "usage: mpirun -np R*C mpix_halo [--device host|cuda] [--sizes 64,128,...] "
-                   "[--dims RxC (default 1x2)] [--check-every K] [--reps R] [--seconds S] "
-                   "[--halo-buffers device|host] [--partitions P] "
-                   "[--variants classic,mpix,partitioned] [--json FILE]  "
-                   "(needs MPI_THREAD_MULTIPLE)\n");
+      std::fprintf(
+          stderr,
+          "usage: mpirun -np R*C mpix_halo [--device host|cuda|cuda-pdl] [--sizes 64,128,...] "
+          "[--dims RxC (default 1x2)] [--check-every K] [--reps R] [--seconds S] "
+          "[--halo-buffers device|host] [--partitions P] "
+          "[--variants classic,mpix,partitioned] [--json FILE]  "
+          "(needs MPI_THREAD_MULTIPLE)\n");
     MPI_Finalize();
     return 2;
   }

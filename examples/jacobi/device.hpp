@@ -75,12 +75,15 @@ class Device {
   virtual int make_mpix_stream(MPIX_Stream *out) = 0;
 };
 
-// "host" or "cuda" (if built). @p comm picks the GPU: node-local rank modulo the GPUs seen.
-// Returns null and fills @p why if the kind is not built or no device is present.
+// "host", "cuda" or "cuda-pdl" (if built; its kernels launched as programmatic dependents). @p comm
+// picks the GPU: node-local rank modulo the GPUs seen. Returns null and fills @p why if the kind is
+// not built or no device is present.
 std::unique_ptr<Device> make_device(const std::string &kind, MPI_Comm comm, std::string *why);
 std::unique_ptr<Device> make_host_device();
 #ifdef JACOBI_HAVE_CUDA
-std::unique_ptr<Device> make_cuda_device(MPI_Comm comm, std::string *why);
+// @p pdl: every kernel launched as a programmatic dependent of the one before it (device
+// "cuda-pdl").
+std::unique_ptr<Device> make_cuda_device(MPI_Comm comm, std::string *why, bool pdl);
 #endif
 
 // A buffer of alloc() or alloc_host() memory, freed with its device.

@@ -20,8 +20,20 @@ void cuda_check(cudaError_t e, const char *expr, int line) {
 }
 #define JACOBI_CUDA_CHECK(expr) cuda_check((expr), #expr, __LINE__)
 
+// Device "cuda-pdl" launches every kernel as a programmatic dependent of the kernel before it
+// on the stream (compute capability 9.0 and later): the GPU may start it as soon as that
+// kernel's blocks have ended, so each kernel waits here, first, for that kernel's end and
+// memory (this also orders it after mpix's kernels, which go the same way). Launched plainly,
+// this returns at once.
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 __global__ void jacobi_kernel(const double *__restrict__ u, double *__restrict__ unew, int nx,
                               int ny) {
+  wait_for_previous_kernel();
   const long x = blockIdx.x * blockDim.x + threadIdx.x + 1;
   const long y = blockIdx.y * blockDim.y + threadIdx.y + 1;
   if (x > nx || y > ny) return;
@@ -33,6 +45,7 @@ __global__ void jacobi_kernel(const double *__restrict__ u, double *__restrict__
 // One thread per halo cell index i < max(nx, ny): [N nx | S nx | W ny | E ny].
 __global__ void pack_kernel(const double *__restrict__ u, int nx, int ny,
                             double *__restrict__ send) {
+  wait_for_previous_kernel();
   const long i = blockIdx.x * blockDim.x + threadIdx.x;
   const long w = nx + 2;
   if (i < nx) {
@@ -50,6 +63,7 @@ __global__ void pack_kernel(const double *__restrict__ u, int nx, int ny,
 // neighbour has none).
 __global__ void pack_pready_kernel(const double *__restrict__ u, int nx, int ny,
                                    double *__restrict__ send, HaloReady ready) {
+  wait_for_previous_kernel();
   const int side = blockIdx.y, k = blockIdx.x, parts = ready.parts[side];
   if (k >= parts) return;  // the whole block: no thread of it reaches the barrier below
   const long w = nx + 2;
@@ -69,6 +83,7 @@ __global__ void pack_pready_kernel(const double *__restrict__ u, int nx, int ny,
 
 __global__ void unpack_kernel(const double *__restrict__ recv, int nx, int ny, unsigned have,
                               double *__restrict__ u) {
+  wait_for_previous_kernel();
   const long i = blockIdx.x * blockDim.x + threadIdx.x;
   const long w = nx + 2;
   if (i < nx) {
@@ -87,6 +102,7 @@ constexpr int kReduceThreads = 256;
 // The order of the sum differs from the host's; the tests allow for that (main.cpp).
 __global__ void residual_kernel(const double *__restrict__ u, const double *__restrict__ unew,
                                 int nx, int ny, double *sum) {
+  wait_for_previous_kernel();
   __shared__ double part[kReduceThreads];
   double s = 0;
   const long n = static_cast<long>(nx) * ny;
@@ -107,7 +123,7 @@ __global__ void residual_kernel(const double *__restrict__ u, const double *__re
 
 class CudaDevice final : public Device {
  public:
-  explicit CudaDevice(int device) {
+  CudaDevice(int device, bool pdl) : pdl_(pdl) {
     JACOBI_CUDA_CHECK(cudaSetDevice(device));
     // Load every kernel now: with lazy module loading a kernel's first launch may synchronise
     // the context, and a launch behind a stream blocked in an mpix wait would then never
@@ -129,7 +145,7 @@ class CudaDevice final : public Device {
     cudaStreamDestroy(stream_);
   }
 
-  const char *name() const override { return "cuda"; }
+  const char *name() const override { return pdl_ ? "cuda-pdl" : "cuda"; }
 
   double *alloc(std::size_t n) override {
     void *p = nullptr;
@@ -161,34 +177,29 @@ class CudaDevice final : public Device {
   void jacobi(const double *u, double *unew, int nx, int ny) override {
     const dim3 block(32, 8);
     const dim3 grid((nx + block.x - 1) / block.x, (ny + block.y - 1) / block.y);
-    jacobi_kernel<<<grid, block, 0, stream_>>>(u, unew, nx, ny);
-    JACOBI_CUDA_CHECK(cudaGetLastError());
+    launch(jacobi_kernel, grid, block, u, unew, nx, ny);
   }
   void pack(const double *u, int nx, int ny, double *send) override {
     const int n = nx > ny ? nx : ny;
-    pack_kernel<<<(n + 255) / 256, 256, 0, stream_>>>(u, nx, ny, send);
-    JACOBI_CUDA_CHECK(cudaGetLastError());
+    launch(pack_kernel, dim3((n + 255) / 256), dim3(256), u, nx, ny, send);
   }
   void pack_pready(const double *u, int nx, int ny, double *send, const HaloReady &ready) override {
     int most = 0;
     for (int p : ready.parts) most = p > most ? p : most;
     if (most == 0) return;  // no neighbours
-    pack_pready_kernel<<<dim3(most, 4), 256, 0, stream_>>>(u, nx, ny, send, ready);
-    JACOBI_CUDA_CHECK(cudaGetLastError());
+    launch(pack_pready_kernel, dim3(most, 4), dim3(256), u, nx, ny, send, ready);
   }
   void unpack(const double *recv, int nx, int ny, SideMask have, double *u) override {
     const int n = nx > ny ? nx : ny;
-    unpack_kernel<<<(n + 255) / 256, 256, 0, stream_>>>(recv, nx, ny, have, u);
-    JACOBI_CUDA_CHECK(cudaGetLastError());
+    launch(unpack_kernel, dim3((n + 255) / 256), dim3(256), recv, nx, ny, have, u);
   }
   void residual(const double *u, const double *unew, int nx, int ny, double *host_out) override {
     const long n = static_cast<long>(nx) * ny;
     long blocks = (n + kReduceThreads - 1) / kReduceThreads;
     if (blocks > 1024) blocks = 1024;
     JACOBI_CUDA_CHECK(cudaMemsetAsync(sum_, 0, sizeof(double), stream_));
-    residual_kernel<<<static_cast<int>(blocks), kReduceThreads, 0, stream_>>>(u, unew, nx, ny,
-                                                                              sum_);
-    JACOBI_CUDA_CHECK(cudaGetLastError());
+    launch(residual_kernel, dim3(static_cast<unsigned>(blocks)), dim3(kReduceThreads), u, unew, nx,
+           ny, sum_);
     JACOBI_CUDA_CHECK(
         cudaMemcpyAsync(host_out, sum_, sizeof(double), cudaMemcpyDeviceToHost, stream_));
   }
@@ -216,7 +227,23 @@ class CudaDevice final : public Device {
   }
 
  private:
+  // Launches @p k on the stream: plainly, or (cuda-pdl) as a programmatic dependent.
+  template <class... P, class... A>
+  void launch(void (*k)(P...), dim3 grid, dim3 block, A... args) {
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = stream_;
+    cfg.attrs = pdl_ ? &attr : nullptr;
+    cfg.numAttrs = pdl_ ? 1 : 0;
+    JACOBI_CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, static_cast<P>(args)...));
+  }
+
   static constexpr int kEvents = 8;
+  bool pdl_ = false;
   cudaStream_t stream_ = nullptr;
   double *sum_ = nullptr;
   cudaEvent_t events_[kEvents] = {};
@@ -225,7 +252,7 @@ class CudaDevice final : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_device(MPI_Comm comm, std::string *why) {
+std::unique_ptr<Device> make_cuda_device(MPI_Comm comm, std::string *why, bool pdl) {
   // One GPU per rank on a node: the node-local rank picks it. (Collective: before any early
   // return, so that every rank takes part.)
   MPI_Comm node;
@@ -239,7 +266,7 @@ std::unique_ptr<Device> make_cuda_device(MPI_Comm comm, std::string *why) {
     *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
     return nullptr;
   }
-  return std::make_unique<CudaDevice>(local % count);
+  return std::make_unique<CudaDevice>(local % count, pdl);
 }
 
 }  // namespace jacobi

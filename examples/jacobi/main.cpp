@@ -1,7 +1,7 @@
 // jacobi: the 2D Jacobi example, classic MPI vs. mpix (enqueued or partitioned), on a host
 // stream or a CUDA stream.
 //
-//   mpirun -np 4 jacobi [--device host|cuda] [--variant classic|mpix|partitioned|both|all]
+//   mpirun -np 4 jacobi [--device host|cuda|cuda-pdl] [--variant classic|mpix|partitioned|both|all]
 //                       [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K] [--tol T]
 //                       [--partitions P] [--halo-buffers device|host] [--check]
 //
@@ -29,11 +29,12 @@
 namespace {
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: jacobi [--device host|cuda] [--variant classic|mpix|partitioned|both|all]\n"
-               "              [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K]\n"
-               "              [--tol T] [--partitions P] [--halo-buffers device|host]\n"
-               "              [--check]\n");
+  std::fprintf(
+      stderr,
+      "usage: jacobi [--device host|cuda|cuda-pdl] [--variant classic|mpix|partitioned|both|all]\n"
+      "              [-n NX] [-m NY] [--dims RxC] [--iters N] [--check-every K]\n"
+      "              [--tol T] [--partitions P] [--halo-buffers device|host]\n"
+      "              [--check]\n");
 }
 
 // Residual^2 is a sum of n = NX*NY non-negative terms computed from bitwise-equal fields. Any
