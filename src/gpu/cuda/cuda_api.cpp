@@ -121,8 +121,8 @@ bool pdl_for(int dev) {
 
 // Launches @p fn through the driver; with @p pdl, as a programmatic dependent of the kernel
 // before it on @p s (every mpix kernel waits for that one's end and memory first: griddep_wait
-// in cuda_kernels.cu), which lets the GPU start it while that kernel's last blocks drain
-// instead of after the grid has ended.
+// in cuda_kernels.cu), which lets the GPU start it as soon as that kernel's blocks have ended
+// instead of after its grid has completed.
 CUresult drv_launch(CUfunction fn, unsigned blocks, unsigned threads, CUstream s, void **params,
                     bool pdl) {
   if (!pdl) return g_drv.launch(fn, blocks, 1, 1, threads, 1, 1, 0, s, params, nullptr);
