@@ -9,9 +9,10 @@ namespace {
 
 bool g_pdl = false;
 
+// CUDA's own call, as an application would make it (it exists from compute capability 9.0).
 __device__ __forceinline__ void griddep_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  cudaGridDependencySynchronize();
 #endif
 }
 
@@ -25,9 +26,9 @@ __global__ void write_k(unsigned char *b, std::size_t n, unsigned char v) {
 }
 
 template <class... P, class... A>
-cudaError_t launch(void (*k)(P...), unsigned blocks, cudaStream_t s, A... args) {
-  if (!g_pdl) {
-    k<<<blocks, blocks == 1 && sizeof...(P) == 0 ? 1 : 256, 0, s>>>(args...);
+cudaError_t launch(void (*k)(P...), unsigned blocks, unsigned threads, cudaStream_t s, A... args) {
+  if (!g_pdl) {  // as before launch=pdl existed: the runtime's launch, no attribute
+    k<<<blocks, threads, 0, s>>>(args...);
     return cudaGetLastError();
   }
   cudaLaunchAttribute attr{};
@@ -35,7 +36,7 @@ cudaError_t launch(void (*k)(P...), unsigned blocks, cudaStream_t s, A... args) 
   attr.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(blocks == 1 && sizeof...(P) == 0 ? 1 : 256);
+  cfg.blockDim = dim3(threads);
   cfg.stream = s;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
@@ -47,11 +48,11 @@ cudaError_t launch(void (*k)(P...), unsigned blocks, cudaStream_t s, A... args) 
 void set_compute_pdl(bool on) { g_pdl = on; }
 
 cudaError_t launch_compute(bool write, void *buf, std::size_t n, int iter, cudaStream_t s) {
-  if (!write || n == 0) return launch(empty_k, 1, s);
+  if (!write || n == 0) return launch(empty_k, 1, 1, s);
   std::size_t blocks = (n + 255) / 256;
   if (blocks > 1024) blocks = 1024;
-  return launch(write_k, static_cast<unsigned>(blocks), s, static_cast<unsigned char *>(buf), n,
-                static_cast<unsigned char>(iter));
+  return launch(write_k, static_cast<unsigned>(blocks), 256, s, static_cast<unsigned char *>(buf),
+                n, static_cast<unsigned char>(iter));
 }
 
 cudaError_t load_bench_kernels() {

@@ -27,7 +27,7 @@ void cuda_check(cudaError_t e, const char *expr, int line) {
 // this returns at once.
 __device__ __forceinline__ void wait_for_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+  cudaGridDependencySynchronize();
 #endif
 }
 
