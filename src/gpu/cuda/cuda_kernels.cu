@@ -69,6 +69,25 @@ __global__ void wait_word(const volatile unsigned long long *word, unsigned long
   spin_acquire(word, value);
 }
 
+// Words i, i + stride, ... below @p words of @p s to @p d, by one thread: four loads issued before
+// their four stores. A plain loop waits for each load before it may issue the next (the compiler
+// cannot move a load above a store that may alias it), so a thread with several words paid one
+// memory latency per word; now it pays one per four. @p d and @p s do not overlap.
+template <class W>
+__device__ __forceinline__ void copy_strided(W *d, const W *s, unsigned long long words,
+                                             unsigned long long i, unsigned long long stride) {
+  constexpr int kInFlight = 4;
+  for (; i < words; i += kInFlight * stride) {
+    W v[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k)
+      if (i + k * stride < words) v[k] = s[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k)
+      if (i + k * stride < words) d[i + k * stride] = v[k];
+  }
+}
+
 // One run's blocks, by the threads of one CUDA block, in words of W bytes (every address of the
 // run is a multiple of sizeof(W)). A single block skips the row arithmetic (a 64-bit division per
 // word).
@@ -76,9 +95,8 @@ template <class W>
 __device__ void copy_run(char *dst, const char *src, const CopyRun &r) {
   const unsigned long long words = r.len / sizeof(W);
   if (r.count == 1) {
-    W *d = reinterpret_cast<W *>(dst + r.offset);
-    const W *s = reinterpret_cast<const W *>(src + r.offset);
-    for (unsigned long long i = threadIdx.x; i < words; i += blockDim.x) d[i] = s[i];
+    copy_strided(reinterpret_cast<W *>(dst + r.offset), reinterpret_cast<const W *>(src + r.offset),
+                 words, threadIdx.x, blockDim.x);
     return;
   }
   const unsigned long long total = words * r.count;
@@ -153,9 +171,8 @@ __device__ void copy_prefix_words(char *dst, const char *src, unsigned long long
   if (head > n) head = n;
   const unsigned long long words = (n - head) / sizeof(W);
   for (unsigned long long i = tid; i < head; i += nthreads) dst[i] = src[i];
-  W *d = reinterpret_cast<W *>(dst + head);
-  const W *s = reinterpret_cast<const W *>(src + head);
-  for (unsigned long long i = tid; i < words; i += nthreads) d[i] = s[i];
+  copy_strided(reinterpret_cast<W *>(dst + head), reinterpret_cast<const W *>(src + head), words,
+               tid, nthreads);
   for (unsigned long long i = head + words * sizeof(W) + tid; i < n; i += nthreads) dst[i] = src[i];
 }
 
@@ -572,10 +589,14 @@ Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::
                                    const uint64_t *len_word, uint64_t skip, int slot,
                                    uint64_t ticket) {
   if (max_bytes == 0) return {};
-  // About 16 KiB per block, at most 1024 blocks of 256 threads: enough loads in flight to keep
-  // a host-to-device copy of many MiB near the link's bandwidth, one block for small messages.
-  const std::size_t want = (max_bytes + 16383) / 16384;
-  unsigned blocks = want < 1024 ? static_cast<unsigned>(want) : 1024u;
+  // About 8 KiB per block (two 16-byte words a thread, loaded together: copy_strided), at most
+  // 512 blocks of 256 threads: a GPU-direct copy of up to 4 MiB waits for one memory latency,
+  // not four (16 KiB a block, loaded one by one, before), and a host-to-device copy keeps more
+  // reads in flight. The cap leaves half of an H100's or H200's resident threads to other
+  // kernels while the grid's blocks wait for block 0 (an announced send's gate may wait for
+  // the sending process's kernels, under MPS on this GPU). One block for small messages.
+  const std::size_t want = (max_bytes + 8191) / 8192;
+  unsigned blocks = want < 512 ? static_cast<unsigned>(want) : 512u;
   // Without the stream's device words the blocks cannot tell which finished last (a GPU-direct
   // message's copy is announced once all have): one block.
   if (slot < 0) blocks = 1;
