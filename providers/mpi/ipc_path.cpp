@@ -77,6 +77,7 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
   MPIX_MPI_CHECK(MPI_Allgather(mine.data(), size, MPI_BYTE, views.data(), size, MPI_BYTE, comm));
   auto sh = std::make_shared<IpcShared>();
   sh->direct.assign(static_cast<std::size_t>(size), 0);
+  sh->announce = std::make_unique<AnnouncePolicy[]>(static_cast<std::size_t>(size));
   bool any = false;
   for (int r = 0; r < size; ++r) {
     const bool theirs = views[static_cast<std::size_t>(r) * size + rank] != 0;
@@ -193,9 +194,14 @@ bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
 
 IpcPath::~IpcPath() = default;  // the cache unmaps what this process mapped (agent stopped)
 
-bool ipc_announce_on() {
-  static const bool on = std::strcmp(setting_str(MpiSetting::gpu_direct_announce), "off") != 0;
-  return on;
+AnnounceMode ipc_announce_mode() {
+  static const AnnounceMode mode = [] {
+    const char *v = setting_str(MpiSetting::gpu_direct_announce);
+    return std::strcmp(v, "off") == 0      ? AnnounceMode::off
+           : std::strcmp(v, "always") == 0 ? AnnounceMode::always
+                                           : AnnounceMode::adaptive;
+  }();
+  return mode;
 }
 
 Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
@@ -340,6 +346,23 @@ void IpcPath::finish_send(Send &s) {
   }
 }
 
+void IpcPath::announce_learn(const Send &s, bool want) {
+  if (!s.rts.early || !s.ipc || !s.ipc->announce || s.peer < 0 ||
+      static_cast<std::size_t>(s.peer) >= s.ipc->direct.size())
+    return;
+  AnnouncePolicy &p = s.ipc->announce[static_cast<std::size_t>(s.peer)];
+  if (!want) {
+    if (!s.wanted) p.stream_copied();
+    return;
+  }
+  p.wanted();
+  if (ipc_announce_mode() == AnnounceMode::adaptive)
+    MPIX_LOG(debug, "mpi",
+             "GPU-direct: rank %d's agent copied an announced send: the next %u sends to it go "
+             "unannounced",
+             s.peer, p.pause());
+}
+
 bool IpcPath::progress(std::vector<Op *> &done) {
   bool any = false;
   for (std::size_t i = 0; i < sends_.size();) {
@@ -351,10 +374,12 @@ bool IpcPath::progress(std::vector<Op *> &done) {
       for (int k = 0; rc == MPI_SUCCESS && n != MPI_UNDEFINED && k < n; ++k) {
         if (idx[k] != 1) continue;
         any = true;
+        announce_learn(s, s.fin.magic == kIpcWantMagic);
         if (s.fin.magic != kIpcWantMagic) {
           s.fin_in = true;
           continue;
         }
+        s.wanted = true;
         // The receiver copies with its agent: READY now (the stream reached the send); the
         // answer proper comes after its copy.
         rc = MPI_Irecv(&s.fin, sizeof s.fin, MPI_BYTE, s.peer, s.ipc->fin_tag(s.rts.token),

@@ -36,7 +36,8 @@
 // The receiver's buffer is written only after its stream reached the receive (the agent posts
 // it then) and the sender's read only after its stream reached the send.
 //
-// Announced sends (MPIX_GPU_DIRECT_ANNOUNCE=auto, off by default): the header goes when the
+// Announced sends (MPIX_GPU_DIRECT_ANNOUNCE: auto, the default, per peer as announce_policy.hpp
+// decides; always; off): the header goes when the
 // agent takes the op (Provider::take), before the stream reaches the send, where no earlier send
 // to that peer on that communicator is still unfired (MpiProvider::unfired_, so that none is
 // overtaken). It names a ready word (ipc_ready.hpp) that the sending stream writes right before
@@ -64,6 +65,7 @@
 #include "core/provider.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/ipc_map_cache.hpp"
+#include "providers/mpi/announce_policy.hpp"
 #include "providers/mpi/ipc_ready.hpp"
 
 namespace mpix {
@@ -115,8 +117,11 @@ struct IpcEarly {
   ReadyWord ready;
   bool announced = false;  // its header went at take() (else at fire(), as any GPU-direct send)
 };
-// Whether sends are announced (MPIX_GPU_DIRECT_ANNOUNCE).
-bool ipc_announce_on();
+// Whether sends are announced (MPIX_GPU_DIRECT_ANNOUNCE): never, per peer as announce_policy.hpp
+// decides (auto, the default), or every send that can be (always).
+enum class AnnounceMode { off, adaptive, always };
+AnnounceMode ipc_announce_mode();
+inline bool ipc_announce_on() { return ipc_announce_mode() != AnnounceMode::off; }
 
 // What every rank tells the others at MPIX_Stream_comm_create (an MPI_Allgather).
 struct IpcPeerInfo {
@@ -140,6 +145,7 @@ struct IpcShared {
   int device = -1;  // this rank's device (of the communicator's stream)
   Backend *backend = nullptr;
   std::vector<uint8_t> direct;                   // per rank of the communicator: 1 = GPU-direct
+  std::unique_ptr<AnnouncePolicy[]> announce;    // per rank: whether sends to it are announced
   std::unordered_map<int, uint64_t> next_token;  // per destination; agent thread only
   int fin_tag(uint64_t token) const {
     return static_cast<int>(2 * (token % (static_cast<uint64_t>(tag_ub) / 2 + 1)));
@@ -239,8 +245,11 @@ class IpcPath {
     IpcFin ready{};
     MPI_Request reqs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     bool fin_in = false;
+    bool wanted = false;    // announced, and the receiver's agent asked for READY
     int err = MPI_SUCCESS;  // an MPI call of this send failed: nothing more is tested
   };
+  // Tells the send's peer's AnnouncePolicy how its receiver copied @p s (answered now).
+  static void announce_learn(const Send &s, bool want);
   Status post_send(Op &op, IpcShared &ipc, const IpcEarly *early);
   Status send_ready(Send &s);
   // Send @p s is over (answered, and fired unless dropped): completes its op.

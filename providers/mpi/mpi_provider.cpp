@@ -56,6 +56,9 @@ Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
   // Device memory read as it is: reads_device found a GPU-direct send (ipc_send_read).
   const auto *mc = provider_comm<MpiComm>(op);
   if (!op.device_as_is || !mc || !mc->ipc) return {};
+  // A peer whose agent copied the last announced sends gets unannounced ones for a while.
+  const AnnouncePolicy *pol = announce_policy(op);
+  if (ipc_announce_mode() == AnnounceMode::adaptive && pol && !pol->arms()) return {};
   auto e = std::make_unique<IpcEarly>();
   Status st = ready_word_take(mc->ipc->backend, mc->ipc->device, &e->ready);
   if (!st.is_ok()) {  // the send goes the usual way
@@ -74,7 +77,10 @@ void MpiProvider::take(Op &op) {
   if (!announce_ || op.kind != OpKind::send) return;
   auto *e = static_cast<IpcEarly *>(op.prov);
   const auto key = std::make_pair(op.comm, op.peer);
-  if (e && held_.empty() && unfired_.find(key) == unfired_.end()) {
+  // Every GPU-direct send to the peer counts its policy's pause down, armed or not.
+  AnnouncePolicy *pol = op.device_as_is ? announce_policy(op) : nullptr;
+  const bool may = !pol || pol->taken() || ipc_announce_mode() == AnnounceMode::always;
+  if (e && may && held_.empty() && unfired_.find(key) == unfired_.end()) {
     Status st = chunks_.announce(op);
     if (st.is_ok()) {
       e->announced = true;
@@ -84,6 +90,14 @@ void MpiProvider::take(Op &op) {
              op.peer, st.what().c_str());
   }
   ++unfired_[key];
+}
+
+AnnouncePolicy *MpiProvider::announce_policy(const Op &op) {
+  const auto *mc = provider_comm<MpiComm>(op);
+  if (!mc || !mc->ipc || !mc->ipc->announce || op.peer < 0 ||
+      static_cast<std::size_t>(op.peer) >= mc->ipc->direct.size())
+    return nullptr;
+  return &mc->ipc->announce[static_cast<std::size_t>(op.peer)];
 }
 
 void MpiProvider::fired_or_dropped(const Op &op) {

@@ -129,6 +129,8 @@ class MpiProvider final : public Provider {
   const bool announce_ = ipc_announce_on();  // MPIX_GPU_DIRECT_ANNOUNCE, read once
   void fired_or_dropped(const Op &op);
   Status arm_announced(Op &op, ExecStream *ex, FireRecipe *fire);
+  // The announce policy of @p op's peer on its communicator (null: no GPU-direct state).
+  static AnnouncePolicy *announce_policy(const Op &op);
   long timeout_s_ = -1;  // MPIX_TIMEOUT, read on first use (0: never)
   Clock::time_point last_check_{};
   std::vector<MPI_Request> orphans_;  // sends of failed ops, tested until MPI finishes them

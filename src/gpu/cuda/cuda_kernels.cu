@@ -589,14 +589,15 @@ Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::
                                    const uint64_t *len_word, uint64_t skip, int slot,
                                    uint64_t ticket) {
   if (max_bytes == 0) return {};
-  // About 8 KiB per block (two 16-byte words a thread, loaded together: copy_strided), at most
-  // 512 blocks of 256 threads: a GPU-direct copy of up to 4 MiB waits for one memory latency,
-  // not four (16 KiB a block, loaded one by one, before), and a host-to-device copy keeps more
-  // reads in flight. The cap leaves half of an H100's or H200's resident threads to other
-  // kernels while the grid's blocks wait for block 0 (an announced send's gate may wait for
-  // the sending process's kernels, under MPS on this GPU). One block for small messages.
-  const std::size_t want = (max_bytes + 8191) / 8192;
-  unsigned blocks = want < 512 ? static_cast<unsigned>(want) : 512u;
+  // About 16 KiB per block (four 16-byte words a thread, loaded together: copy_strided), at
+  // most 256 blocks of 256 threads: a GPU-direct copy of up to 4 MiB waits for one memory
+  // latency, not four (before copy_strided each word waited for the one before), and a
+  // host-to-device copy keeps four reads in flight per thread. The cap leaves three quarters of
+  // an H100's or H200's resident threads to other kernels while the grid's blocks wait for
+  // block 0: an announced send's gate (wait_gate) waits for the sending process's kernels,
+  // under MPS on this very GPU. One block for small messages.
+  const std::size_t want = (max_bytes + 16383) / 16384;
+  unsigned blocks = want < 256 ? static_cast<unsigned>(want) : 256u;
   // Without the stream's device words the blocks cannot tell which finished last (a GPU-direct
   // message's copy is announced once all have): one block.
   if (slot < 0) blocks = 1;
