@@ -49,16 +49,27 @@ bool MpiProvider::may_deliver_device(const Op &op) {
 bool MpiProvider::direct_waits_for_receive(uint64_t bytes) { return bytes > ipc_eager_max(); }
 
 Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
-  (void)ex;
   if (!fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
       fire->word != op.stream->trigger_word())
     return {};
+  // A stream whose triggers are host functions is not announced: gpu_pipeline_hostfn timed out
+  // with its sends announced (session 33, one H200; the cause not found).
+  if (!ex || ex->trigger_mode() == TriggerMode::hostfn) return {};
   // Device memory read as it is: reads_device found a GPU-direct send (ipc_send_read).
   const auto *mc = provider_comm<MpiComm>(op);
   if (!op.device_as_is || !mc || !mc->ipc) return {};
-  // A peer whose agent copied the last announced sends gets unannounced ones for a while.
-  const AnnouncePolicy *pol = announce_policy(op);
-  if (ipc_announce_mode() == AnnounceMode::adaptive && pol && !pol->arms()) return {};
+  if (ipc_announce_mode() == AnnounceMode::adaptive) {
+    // A peer whose agent copied the last announced sends gets unannounced ones for a while.
+    const AnnouncePolicy *pol = announce_policy(op);
+    if (pol && !pol->arms()) return {};
+    // Where the receiving stream copies with its fused kernel (up to 64 KiB) announcing cost
+    // 0.3-1.1 us one way (session 33, one H200): only larger sends are.
+    int size = 0;
+    if (MPI_Type_size(op.dt, &size) != MPI_SUCCESS ||
+        static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) <=
+            AnnouncePolicy::kMinBytes)
+      return {};
+  }
   auto e = std::make_unique<IpcEarly>();
   Status st = ready_word_take(mc->ipc->backend, mc->ipc->device, &e->ready);
   if (!st.is_ok()) {  // the send goes the usual way
