@@ -66,8 +66,7 @@ Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
     // 0.3-1.1 us one way (session 33, one H200): only larger sends are.
     int size = 0;
     if (MPI_Type_size(op.dt, &size) != MPI_SUCCESS ||
-        static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) <=
-            AnnouncePolicy::kMinBytes)
+        static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) <= AnnouncePolicy::kMinBytes)
       return {};
   }
   auto e = std::make_unique<IpcEarly>();

@@ -6,7 +6,7 @@
 # MPIX_GPU_DIRECT_ANNOUNCE=off and with the default (auto), alternating: D D one way
 # 128 KiB-64 MiB and 8 B-64 KiB, D D bandwidth (window 64: the receives the agent copies), the
 # halo (deferred triggers, as in session 32); then every gpu test.
-budget=${1:-250}
+budget=${1:-200}
 source scripts/device_prologue.sh
 build_old mpix_latency mpix_bw mpix_halo
 M+=(-x MPIX_GPU_DIRECT_ANNOUNCE -x MPIX_DEFER_TRIGGER)
@@ -27,5 +27,5 @@ for rep in 1 2; do
   for v in old auto; do run small$rep $v mpix_latency "${P[@]}" --mode enqueue; done
   for v in old auto; do DEFER=1 run halo$rep $v mpix_halo "${H[@]}"; done
 done
-budget=$((budget + 240))
+budget=$((budget + 180))
 gpu_tests
