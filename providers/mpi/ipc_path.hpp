@@ -36,13 +36,13 @@
 // The receiver's buffer is written only after its stream reached the receive (the agent posts
 // it then) and the sender's read only after its stream reached the send.
 //
-// Announced sends (MPIX_GPU_DIRECT_ANNOUNCE: auto, the default, per peer as announce_policy.hpp
-// decides; always; off): the header goes when the
-// agent takes the op (Provider::take), before the stream reaches the send, where no earlier send
-// to that peer on that communicator is still unfired (MpiProvider::unfired_, so that none is
-// overtaken). It names a ready word (ipc_ready.hpp) that the sending stream writes right before
-// the send's trigger (FireRecipe::ready). The receiver's stream copy waits for the word on the
-// GPU (StagedBuffers len_word[4..5]); a receive the agent copies first sends WANT on the FIN
+// Announced sends (MPIX_GPU_DIRECT_ANNOUNCE: auto, the default, as announce_policy.hpp decides
+// per peer; always; off): the header goes when the agent takes the op (Provider::take), before
+// the stream reaches the send, where no earlier send to that peer on that communicator is still
+// unfired (MpiProvider::unfired_, so that none is overtaken). It names a ready word
+// (ipc_ready.hpp) that the sending stream writes right before the send's trigger
+// (FireRecipe::ready). The receiver's stream copy waits for the word on the GPU (StagedBuffers
+// len_word[4..5]); a receive the agent copies first sends WANT on the FIN
 // channel and waits for the sender's READY, which the sender's agent sends once its stream
 // reached the send; a receive matched before its stream wait is queued asks too, but is still
 // copied by its stream if that wait comes first and is the stream's next. The sender's stream
