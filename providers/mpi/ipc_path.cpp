@@ -347,20 +347,18 @@ void IpcPath::finish_send(Send &s) {
 }
 
 void IpcPath::announce_learn(const Send &s, bool want) {
-  if (!s.rts.early || !s.ipc || !s.ipc->announce || s.peer < 0 ||
-      static_cast<std::size_t>(s.peer) >= s.ipc->direct.size())
-    return;
-  AnnouncePolicy &p = s.ipc->announce[static_cast<std::size_t>(s.peer)];
+  if (!s.rts.early || ipc_announce_mode() != AnnounceMode::adaptive || !s.ipc) return;
+  AnnouncePolicy *p = s.ipc->policy(s.peer);
+  if (!p) return;
   if (!want) {
-    if (!s.wanted) p.stream_copied();
+    if (!s.wanted) p->stream_copied();
     return;
   }
-  p.wanted();
-  if (ipc_announce_mode() == AnnounceMode::adaptive)
-    MPIX_LOG(debug, "mpi",
-             "GPU-direct: rank %d's agent copied an announced send: the next %u sends to it go "
-             "unannounced",
-             s.peer, p.pause());
+  p->wanted();
+  MPIX_LOG(debug, "mpi",
+           "GPU-direct: rank %d's agent copied an announced send: the next %u sends to it go "
+           "unannounced",
+           s.peer, p->pause());
 }
 
 bool IpcPath::progress(std::vector<Op *> &done) {

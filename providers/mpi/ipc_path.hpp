@@ -151,6 +151,12 @@ struct IpcShared {
     return static_cast<int>(2 * (token % (static_cast<uint64_t>(tag_ub) / 2 + 1)));
   }
   int ready_tag(uint64_t token) const { return fin_tag(token) + 1; }
+  // The announce policy of sends to @p rank (null: no such rank).
+  AnnouncePolicy *policy(int rank) const {
+    return announce && rank >= 0 && static_cast<std::size_t>(rank) < direct.size()
+               ? &announce[static_cast<std::size_t>(rank)]
+               : nullptr;
+  }
   ~IpcShared();
 };
 

@@ -60,7 +60,7 @@ Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
   if (!op.device_as_is || !mc || !mc->ipc) return {};
   if (ipc_announce_mode() == AnnounceMode::adaptive) {
     // A peer whose agent copied the last announced sends gets unannounced ones for a while.
-    const AnnouncePolicy *pol = announce_policy(op);
+    const AnnouncePolicy *pol = mc->ipc->policy(op.peer);
     if (pol && !pol->arms()) return {};
     // Where the receiving stream copies with its fused kernel (up to 64 KiB) announcing cost
     // 0.3-1.1 us one way (session 33, one H200): only larger sends are.
@@ -87,9 +87,11 @@ void MpiProvider::take(Op &op) {
   if (!announce_ || op.kind != OpKind::send) return;
   auto *e = static_cast<IpcEarly *>(op.prov);
   const auto key = std::make_pair(op.comm, op.peer);
-  // Every GPU-direct send to the peer counts its policy's pause down, armed or not.
-  AnnouncePolicy *pol = op.device_as_is ? announce_policy(op) : nullptr;
-  const bool may = !pol || pol->taken() || ipc_announce_mode() == AnnounceMode::always;
+  // Under auto every GPU-direct send to the peer counts its policy's pause down, armed or not.
+  AnnouncePolicy *pol = op.device_as_is && ipc_announce_mode() == AnnounceMode::adaptive
+                            ? announce_policy(op)
+                            : nullptr;
+  const bool may = !pol || pol->taken();
   if (e && may && held_.empty() && unfired_.find(key) == unfired_.end()) {
     Status st = chunks_.announce(op);
     if (st.is_ok()) {
@@ -104,10 +106,7 @@ void MpiProvider::take(Op &op) {
 
 AnnouncePolicy *MpiProvider::announce_policy(const Op &op) {
   const auto *mc = provider_comm<MpiComm>(op);
-  if (!mc || !mc->ipc || !mc->ipc->announce || op.peer < 0 ||
-      static_cast<std::size_t>(op.peer) >= mc->ipc->direct.size())
-    return nullptr;
-  return &mc->ipc->announce[static_cast<std::size_t>(op.peer)];
+  return mc && mc->ipc ? mc->ipc->policy(op.peer) : nullptr;
 }
 
 void MpiProvider::fired_or_dropped(const Op &op) {
