@@ -145,14 +145,19 @@ class ExecStream {
   // @p dst lies in the message (a piece of a chunked one). @p len_word lives in pinned memory
   // and has four words: [0] the length; [1] where to copy from when not @p src (0: @p src; else
   // a GPU-direct message's address, read at run time too); [3] set to 1 once a copy from [1]
-  // has run (the sender may reuse its buffer); [2] is the staging's own.
+  // has run (the sender may reuse its buffer); [2] is the staging's own; [4..5] a word and the
+  // value it must reach before the copy from [1] may start (an announced send's data in place,
+  // Stager::deliver_from). @p gated: the receive may get such a message (a GPU stream then
+  // waits for it with few threads on the GPU).
   virtual Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
-                                   const uint64_t *len_word, uint64_t skip = 0) {
+                                   const uint64_t *len_word, uint64_t skip = 0,
+                                   bool gated = false) {
     (void)dst;
     (void)src;
     (void)max_bytes;
     (void)len_word;
     (void)skip;
+    (void)gated;
     return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                        "this stream cannot copy a length known only at run time");
   }

@@ -2,13 +2,16 @@
 // buffers freed and re-made at the same address between sends, offsets into allocations,
 // truncation, zero bytes, managed memory (staged), ANY_SOURCE over a GPU-direct and a staged
 // peer (3 ranks; rank 2 turns GPU-direct off), 10,000 rounds without host synchronisation, and
-// announced sends (written late; never overtaking an earlier send).
+// announced sends (written late; never overtaking an earlier send; many waiting at once).
 // The other GPU suites (p2p, semantics, pipeline, datatype) run on this path too by default.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -102,6 +105,64 @@ TEST_CASE("GPU-direct: a send announced before its data is written is copied onc
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
+}
+
+// A receive of an announced send is copied by its stream once the sender's data is in place;
+// until then it may hold only a few threads of the GPU. Here twelve streams each receive 16 MiB
+// announced before the kernels that write them have started (the sender's streams wait for a
+// sleeping host function first). Were each receive's copy grid (256 blocks) to wait on the GPU,
+// the twelve would fill it, and the sender's kernels — under MPS on this very GPU — would never
+// find room to run.
+TEST_CASE(
+    "GPU-direct: receives waiting for announced data leave the GPU to the kernels that "
+    "write it") {
+  if (world_size() < 2 || world_rank() > 1) return;
+  constexpr int kStreams = 12;
+  const std::size_t n = std::size_t{16} << 20;
+  const int peer = 1 - world_rank();
+  std::vector<std::unique_ptr<CudaStreamComm>> sc;
+  std::vector<std::unique_ptr<GpuBuf>> bufs;
+  for (int k = 0; k < kStreams; ++k) {
+    sc.push_back(std::make_unique<CudaStreamComm>());
+    bufs.push_back(std::make_unique<GpuBuf>(Place::device, n));
+  }
+  // The sender's fills wait for one host function that sleeps 100 ms (host functions of a
+  // process run one at a time: one sleep for all streams).
+  cudaStream_t hold = nullptr;
+  cudaEvent_t held = nullptr;
+  CUDA_REQUIRE(cudaStreamCreateWithFlags(&hold, cudaStreamNonBlocking));
+  CUDA_REQUIRE(cudaEventCreateWithFlags(&held, cudaEventDisableTiming));
+  if (world_rank() == 0) {
+    CUDA_REQUIRE(cudaLaunchHostFunc(
+        hold, [](void *) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); },
+        nullptr));
+    CUDA_REQUIRE(cudaEventRecord(held, hold));
+  }
+  for (int k = 0; k < kStreams; ++k) {
+    CudaStreamComm &c = *sc[static_cast<std::size_t>(k)];
+    void *b = bufs[static_cast<std::size_t>(k)]->get();
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (world_rank() == 0) {
+      CUDA_REQUIRE(cudaStreamWaitEvent(c.cs, held, 0));
+      fill(b, n, static_cast<uint32_t>(500 + k), c.cs);
+      REQUIRE(MPIX_Isend_enqueue(b, static_cast<int>(n), MPI_BYTE, peer, 11, c.comm, &r) ==
+              MPI_SUCCESS);
+    } else {
+      CUDA_REQUIRE(cudaMemsetAsync(b, 0, n, c.cs));
+      REQUIRE(MPIX_Irecv_enqueue(b, static_cast<int>(n), MPI_BYTE, peer, 11, c.comm, &r) ==
+              MPI_SUCCESS);
+    }
+    REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  for (auto &c : sc) c->sync();
+  if (world_rank() == 1)
+    for (int k = 0; k < kStreams; ++k)
+      CHECK(check(bufs[static_cast<std::size_t>(k)]->get(), n, static_cast<uint32_t>(500 + k),
+                  sc[static_cast<std::size_t>(k)]->cs) == 0);
+  CUDA_REQUIRE(cudaStreamSynchronize(hold));
+  CUDA_REQUIRE(cudaEventDestroy(held));
+  CUDA_REQUIRE(cudaStreamDestroy(hold));
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // A send is announced only where no earlier send to that peer on that communicator still waits

@@ -42,7 +42,7 @@ Status StreamStager::after_wait(ExecStream &ex, const uint64_t *trigger_word,
                                 uint64_t next_threshold) {
   if (!claim_copy_in()) return {};
   const StagedCopy &c = b_.in;
-  if (clip_) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word));
+  if (clip_) MPIX_TRY(ex.copy_prefix_async(c.user, c.bounce, c.bytes, b_.len_word, 0, direct_));
   else MPIX_TRY(copy_to_user(ex, c));
   b_.release_word = trigger_word;
   b_.release_value = next_threshold;

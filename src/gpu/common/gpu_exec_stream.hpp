@@ -227,11 +227,11 @@ class GpuExecStream final : public ExecStream {
   }
 
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
-                           const uint64_t *len_word, uint64_t skip) override {
+                           const uint64_t *len_word, uint64_t skip, bool gated) override {
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
     return Api::copy_prefix_kernel(s_, dst, src, max_bytes, len_word, skip, fuse_slot_,
-                                   fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1);
+                                   fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1, gated);
   }
 
   // Up to kMaxFusedCopy bytes, where the kernel reaches both buffers (the signal words it always

@@ -118,10 +118,12 @@ struct CudaApi {
   // Copies the first min(*len_word - skip, max_bytes) bytes (none if *len_word <= skip), the
   // length read when the kernel runs: once, by the grid's first block, which hands it to the
   // others through the stream's @p slot with @p ticket (as wait_copy_prefix_kernel); each block
-  // reads it where @p slot is -1.
+  // reads it where @p slot is -1. @p gated: the message may come from an announced send, whose
+  // copy waits for the sender's data (len_word[4..5]); a large grid then waits behind a
+  // one-thread kernel, not on the GPU with all its blocks.
   static Status copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip, int slot,
-                                   uint64_t ticket);
+                                   uint64_t ticket, bool gated);
   // One block copies @p bytes, then stores @p value to the signal word at @p dev_word (a staged
   // send's copy out and trigger in one stream operation).
   static Status copy_write_kernel(stream_t s, void *dst, const void *src, std::size_t bytes,

@@ -507,6 +507,37 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
   announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
 }
 
+// A large copy in of a message that may come from an announced send, in two kernels: one thread
+// reads the length words, waits for the sender's data (wait_gate), and leaves the length and the
+// source in the stream's device words; then copy_prefix_gated, launched behind it, copies on a
+// grid. The grid's blocks are resident only once the data is in place: waiting in
+// copy_prefix_grid's block 0 held up to 256 blocks on the GPU per receive, and a few such
+// receives at once (several streams) could fill it, while the kernels that write the data —
+// the sender's, under MPS on this very GPU — waited for room.
+__global__ void gate_then_publish(const volatile unsigned long long *len, int slot) {
+  griddep_wait();
+  if (threadIdx.x != 0) return;
+  const LenWords w = load_len(len);
+  wait_gate(w);
+  volatile unsigned long long *s = g_fuse_slots[slot];
+  s[1] = w.total;
+  s[2] = w.from;
+}
+
+// The grid after gate_then_publish (which ended before this kernel reads: stream order, or
+// griddepcontrol.wait when launched as a programmatic dependent).
+__global__ void copy_prefix_gated(char *dst, const char *src, unsigned long long max,
+                                  volatile unsigned long long *len, unsigned long long skip,
+                                  int slot) {
+  griddep_wait();
+  volatile unsigned long long *s = g_fuse_slots[slot];
+  const unsigned long long total = s[1], from = s[2];
+  unsigned long long n = total > skip ? total - skip : 0;
+  if (n > max) n = max;
+  copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
+}
+
 }  // namespace
 
 namespace {
@@ -587,20 +618,26 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
 
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip, int slot,
-                                   uint64_t ticket) {
+                                   uint64_t ticket, bool gated) {
   if (max_bytes == 0) return {};
   // About 16 KiB per block (four 16-byte words a thread, loaded together: copy_strided), at
   // most 256 blocks of 256 threads: a GPU-direct copy of up to 4 MiB waits for one memory
   // latency, not four (before copy_strided each word waited for the one before), and a
-  // host-to-device copy keeps four reads in flight per thread. The cap leaves three quarters of
-  // an H100's or H200's resident threads to other kernels while the grid's blocks wait for
-  // block 0: an announced send's gate (wait_gate) waits for the sending process's kernels,
-  // under MPS on this very GPU. One block for small messages.
+  // host-to-device copy keeps four reads in flight per thread. One block for small messages.
   const std::size_t want = (max_bytes + 16383) / 16384;
   unsigned blocks = want < 256 ? static_cast<unsigned>(want) : 256u;
   // Without the stream's device words the blocks cannot tell which finished last (a GPU-direct
   // message's copy is announced once all have): one block.
   if (slot < 0) blocks = 1;
+  // A message that may come from an announced send waits for its sender's data with at most
+  // kGatedBlocks blocks on the GPU; a larger grid waits behind a one-thread gate
+  // (gate_then_publish: one launch more, for messages past 256 KiB).
+  constexpr unsigned kGatedBlocks = 16;
+  if (gated && blocks > kGatedBlocks) {
+    auto *len = reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word));
+    MPIX_TRY(launch_kernel(gate_then_publish, 1, 32, s, len, slot));
+    return launch_kernel(copy_prefix_gated, blocks, 256, s, dst, src, max_bytes, len, skip, slot);
+  }
   if (blocks > 1) {
     return launch_kernel(copy_prefix_grid, blocks, 256, s, dst, src, max_bytes,
                          reinterpret_cast<unsigned long long *>(const_cast<uint64_t *>(len_word)),
@@ -642,6 +679,8 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_piece_list));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_grid));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, gate_then_publish));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_prefix_gated));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_then_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, waits_copy_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));

@@ -223,7 +223,7 @@ Status HipApi::copy_list_kernel(stream_t, const CopyPiece *, std::size_t) {
 }
 
 Status HipApi::copy_prefix_kernel(stream_t, void *, const void *, std::size_t, const uint64_t *,
-                                  uint64_t, int, uint64_t) {
+                                  uint64_t, int, uint64_t, bool) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "copying a run-time length needs mpix's HIP kernels (build with hipcc)");
 }

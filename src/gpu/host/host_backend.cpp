@@ -96,7 +96,8 @@ class HostExecStream final : public ExecStream {
     return can_fuse_copy(nullptr, nullptr, bytes);
   }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
-                           const uint64_t *len_word, uint64_t skip) override {
+                           const uint64_t *len_word, uint64_t skip, bool gated) override {
+    (void)gated;  // the host function waits for the gate word (copy_by_length)
     auto c = std::make_unique<Copy>(Copy{dst, src, max_bytes, len_word, skip, nullptr, 0, 0});
     int rc = mpix_host_stream_launch(
         s_,
