@@ -7,7 +7,8 @@
 // a plain sender, non-overtaking order, 1000 rounds without host synchronisation, a receive that
 // fails after matching its header (core/fault.hpp's hook), partitioned requests' direct
 // rounds (partitioned/direct_link.hpp) in stream order and from the host, an HPE-style queue,
-// MPIX_Sendrecv_enqueue, a strided datatype (staged), mixed traffic both ways, stream order
+// MPIX_Sendrecv_enqueue, a strided datatype (staged), mixed traffic both ways, a pipeline of
+// blocking receives (gpu_pipeline's pattern, 8 B to 4 MiB), stream order
 // (a send buffer read, a receive buffer written only once its stream gets there), and a send
 // failing at its fire (announced: its receiver still goes on). Links
 // mpix_internal (the allocator and the hook are internal).
@@ -399,6 +400,69 @@ TEST_CASE("host IPC: 1000 rounds without host synchronisation, checked at the en
       CHECK(count_of(sts[static_cast<std::size_t>(k)]) == static_cast<int>(n));
     }
   MPI_Barrier(pair.comm);
+}
+
+// As gpu_pipeline on a GPU: the sender's stream fills a buffer, sends it (MPIX_Isend_enqueue)
+// and waits for the send; the receiver's stream receives with the blocking MPIX_Recv_enqueue
+// and checks; every round queued with no host synchronisation, one buffer size after another,
+// each buffer made anew.
+TEST_CASE("host IPC: a pipeline of blocking receives, 8 B to 4 MiB, checked on the stream") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  static std::atomic<std::size_t> bad{0}, checks{0};
+  bad = 0;
+  checks = 0;
+  struct Job {
+    int *p;
+    std::size_t n;
+    int base;
+  };
+  for (std::size_t n : {std::size_t{2}, std::size_t{250}, std::size_t{16384}, std::size_t{262144},
+                        std::size_t{1} << 20}) {
+    const int rounds = n >= (std::size_t{1} << 20) ? 20 : 200;
+    DevInts buf(n);
+    for (int k = 0; k < rounds; ++k) {
+      const int base = k * 3 + static_cast<int>(n);
+      if (world_rank() == 0) {
+        REQUIRE(mpix_host_stream_launch(
+                    sc.hs,
+                    [](void *v) {
+                      auto *j = static_cast<Job *>(v);
+                      for (std::size_t i = 0; i < j->n; ++i)
+                        j->p[i] = j->base + static_cast<int>(i);
+                      delete j;
+                    },
+                    new Job{buf.get(), n, base}) == 0);
+        MPI_Request r = MPI_REQUEST_NULL;
+        REQUIRE(MPIX_Isend_enqueue(buf.get(), static_cast<int>(n), MPI_INT, peer, k % 32768,
+                                   sc.comm, &r) == MPI_SUCCESS);
+        REQUIRE(MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      } else {
+        REQUIRE(MPIX_Recv_enqueue(buf.get(), static_cast<int>(n), MPI_INT, peer, k % 32768, sc.comm,
+                                  MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        REQUIRE(mpix_host_stream_launch(
+                    sc.hs,
+                    [](void *v) {
+                      auto *j = static_cast<Job *>(v);
+                      bad += differ(j->p, j->n, j->base);
+                      ++checks;
+                      delete j;
+                    },
+                    new Job{buf.get(), n, base}) == 0);
+      }
+    }
+    sc.sync();
+    if (world_rank() == 1) {
+      INFO(n << " ints");
+      CHECK(bad == 0);
+      CHECK(checks == static_cast<std::size_t>(rounds));
+    }
+    bad = 0;
+    checks = 0;
+    MPI_Barrier(pair.comm);
+  }
 }
 
 // The failure is injected as the receiving agent starts its copy (a receive into host memory,
