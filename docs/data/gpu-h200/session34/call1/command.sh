@@ -8,7 +8,7 @@
 # on new, then the new test on old (expected to hang: the GPU full of waiting blocks) and
 # gpu_pipeline with hostfn triggers and announced sends on old (session 33's timeout), with the
 # ranks' stacks taken while it hangs.
-budget=${1:-440}
+budget=${1:-330}
 source scripts/device_prologue.sh
 build_old gpu_direct gpu_pipeline mpix_latency
 M+=(-x MPIX_GPU_DIRECT_ANNOUNCE -x MPIX_TRIGGER -x MPIX_TEST_WATCHDOG_S -x MPIX_LOG_LEVEL -x MPIX_LOG_SUBSYS)
@@ -20,27 +20,27 @@ starve() {  # starve BUILD ANNOUNCE
   local rc=$?; log "starve $1 $2 rc=$rc"; [ $rc -eq 0 ] || restart
 }
 starve new always
-starve new auto
-G=(-d cuda --set kernel=write --buffers "D D" -i 600 -x 50 -m 131072:67108864)
+gpu_tests
+budget=420
+G=(-d cuda --set kernel=write --buffers "D D" -i 400 -x 40 -m 131072:67108864)
 for rep in 1 2; do
   for v in old new; do
     b=build-gpu/bench; [ $v = old ] && b=build-old/bench
-    left && { timeout -k 5 90 "${M[@]}" $b/mpix_latency "${G[@]}" --mode enqueue > $out/direct${rep}_$v.txt 2>&1; log "direct$rep $v rc=$?"; }
+    left && { timeout -k 5 40 "${M[@]}" $b/mpix_latency "${G[@]}" --mode enqueue > $out/direct${rep}_$v.txt 2>&1; log "direct$rep $v rc=$?"; }
   done
 done
-budget=$((budget + 60))
-gpu_tests
-budget=$((budget + 100))
+budget=460
 left && starve old always
+budget=480
 if left; then
   MPIX_TRIGGER=hostfn MPIX_GPU_DIRECT_ANNOUNCE=always MPIX_TEST_WATCHDOG_S=20 MPIX_LOG_LEVEL=trace \
-    MPIX_LOG_SUBSYS=mpi,agent timeout -k 5 40 "${M[@]}" --output-filename $out/hostfn \
+    MPIX_LOG_SUBSYS=mpi,agent timeout -k 5 36 "${M[@]}" --output-filename $out/hostfn \
     build-old/test/gpu/gpu_pipeline "*device buffers*" > $out/hostfn_diag.txt 2>&1 &
-  sleep 26
+  sleep 24
   D=$(command -v gdb || command -v cuda-gdb); log "debugger: ${D:-none}"
   nvidia-smi > $out/hostfn_smi.txt 2>&1
   for p in $(pgrep -f build-old/test/gpu/gpu_pipeline); do
-    [ -n "$D" ] && timeout 12 $D -p $p -batch -ex "thread apply all bt" > $out/hostfn_gdb_$p.txt 2>&1
+    [ -n "$D" ] && timeout 8 $D -p $p -batch -ex "thread apply all bt" > $out/hostfn_gdb_$p.txt 2>&1
   done
   wait; log "hostfn diag rc=$?"
   for f in $(find $out/hostfn -type f); do tail -c 200000 $f > $f.tail; rm $f; done
