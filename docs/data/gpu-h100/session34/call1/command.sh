@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 (the device tool gave an H100 for this call); results beside this file.
 # Session 34 call 1: a large GPU-direct copy in that may wait for an announced send's data now
 # waits behind a one-thread gate kernel (gate_then_publish), its grid launched after it, instead
 # of holding up to 256 blocks on the GPU per receive. new = this tree (build-gpu); old = 0659c2a
