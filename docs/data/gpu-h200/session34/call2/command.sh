@@ -23,6 +23,6 @@ D=$(command -v gdb || command -v cuda-gdb); log "debugger: ${D:-none}"
 nvidia-smi > $out/hostfn_smi.txt 2>&1
 for p in $(pgrep -f build-old/test/gpu/gpu_pipeline); do
   for t in /proc/$p/task/*; do echo "$t $(cat $t/comm) $(cat $t/wchan)"; cat $t/stack 2> /dev/null | head -8; done > $out/hostfn_tasks_$p.txt 2>&1
-  [ -n "$D" ] && timeout 25 $D -p $p -batch -ex "thread apply all bt" > $out/hostfn_gdb_$p.txt 2>&1 &
+  [ -n "$D" ] && timeout 25 $D -p $p -batch -ex "info cuda kernels" -ex "thread apply all bt" > $out/hostfn_gdb_$p.txt 2>&1 &
 done
 wait; log "hostfn diag done"
