@@ -42,7 +42,9 @@
 // unfired (MpiProvider::unfired_, so that none is overtaken). It names a ready word
 // (ipc_ready.hpp) that the sending stream writes right before the send's trigger
 // (FireRecipe::ready). The receiver's stream copy waits for the word on the GPU (StagedBuffers
-// len_word[4..5]); a receive the agent copies first sends WANT on the FIN
+// len_word[4..5]; a copy of more than 256 KiB in a one-thread kernel ahead of its grid, so that
+// waiting receives leave the GPU to the sender's kernels: gate_then_publish in
+// gpu/cuda/cuda_kernels.cu); a receive the agent copies first sends WANT on the FIN
 // channel and waits for the sender's READY, which the sender's agent sends once its stream
 // reached the send; a receive matched before its stream wait is queued asks too, but is still
 // copied by its stream if that wait comes first and is the stream's next. The sender's stream
