@@ -373,6 +373,38 @@ TEST_CASE("a stream stager's fusion checks use the owner staging found, asking a
   CHECK(b.in_cap == b.in.bytes);
 }
 
+namespace {
+
+// A stream that records the gated flag of each copy in by length (copy_prefix_async).
+struct CopyInProbe : FusionProbe {
+  mpix::Status copy_prefix_async(void *, const void *, std::size_t, const uint64_t *, uint64_t,
+                                 bool gated) override {
+    this->gated.push_back(gated);
+    return {};
+  }
+  std::vector<bool> gated;
+};
+
+}  // namespace
+
+// A GPU-direct message from an announced send may still be unwritten when the receiving stream
+// reaches its copy: only a receive that may get one tells the stream so (a GPU stream then waits
+// for it with one thread, not a resident grid: gate_then_publish, gpu/cuda/cuda_kernels.cu).
+TEST_CASE("a copy in says whether an announced send's data may still be on its way", "[stager]") {
+  HostStream s;
+  for (bool direct : {false, true}) {
+    INFO((direct ? "may be GPU-direct" : "staged only"));
+    std::vector<char> user(std::size_t{1} << 20, 'u');
+    char *bounce = nullptr;
+    mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, direct);
+    CopyInProbe probe;
+    uint64_t trigger = 0;
+    REQUIRE(stg.after_wait(probe, &trigger, 1).is_ok());
+    REQUIRE(probe.gated.size() == 1);
+    CHECK(probe.gated[0] == direct);
+  }
+}
+
 TEST_CASE("only a GPU-direct receive a message may wait for writes its trigger first", "[stager]") {
   HostStream s;
   for (bool direct : {false, true})
