@@ -52,8 +52,9 @@ Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
   if (!fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
       fire->word != op.stream->trigger_word())
     return {};
-  // A stream whose triggers are host functions is not announced: gpu_pipeline_hostfn timed out
-  // with its sends announced (session 33, one H200; the cause not found).
+  // A stream whose triggers are host functions is not announced: gpu_pipeline_hostfn hangs
+  // with its sends announced (sessions 33-34, H200 and H100: the sending stream never reaches
+  // a send's trigger; the cause not found — docs/results-gpu.md, session 34, has the lead).
   if (!ex || ex->trigger_mode() == TriggerMode::hostfn) return {};
   // Device memory read as it is: reads_device found a GPU-direct send (ipc_send_read).
   const auto *mc = provider_comm<MpiComm>(op);
