@@ -35,13 +35,17 @@ const char *ipc_pair_refusal(const IpcPeerInfo &me, const IpcPeerInfo &peer, boo
   return nullptr;
 }
 
+bool ipc_may_announce(const IpcPeerInfo &me, const IpcPeerInfo &peer) {
+  return !me.host_functions && !peer.host_functions;
+}
+
 IpcShared::~IpcShared() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && priv != MPI_COMM_NULL) MPI_Comm_free(&priv);
 }
 
-Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
+Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool host_functions, bool chunked,
                      std::shared_ptr<IpcShared> *out) {
   out->reset();
   int rank = 0, size = 0;
@@ -51,6 +55,7 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
   me.host = ipc_host_hash();
   me.pid = static_cast<int64_t>(getpid());
   me.device = device;
+  me.host_functions = host_functions ? 1 : 0;
   // Chunked staging (MPIX_STAGING_CHUNK) has its own protocol on the private tags: not both.
   if (backend && device >= 0 && gpu_direct_wanted() && !chunked &&
       backend->ipc_device_uuid(device, me.uuid).is_ok())
@@ -77,19 +82,25 @@ Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
   MPIX_MPI_CHECK(MPI_Allgather(mine.data(), size, MPI_BYTE, views.data(), size, MPI_BYTE, comm));
   auto sh = std::make_shared<IpcShared>();
   sh->direct.assign(static_cast<std::size_t>(size), 0);
+  sh->may_announce.assign(static_cast<std::size_t>(size), 0);
   sh->announce = std::make_unique<AnnouncePolicy[]>(static_cast<std::size_t>(size));
   bool any = false;
   for (int r = 0; r < size; ++r) {
     const bool theirs = views[static_cast<std::size_t>(r) * size + rank] != 0;
     const bool both = mine[static_cast<std::size_t>(r)] && theirs;
     sh->direct[static_cast<std::size_t>(r)] = both;
+    sh->may_announce[static_cast<std::size_t>(r)] =
+        both && ipc_may_announce(me, all[static_cast<std::size_t>(r)]);
     any |= both;
     if (r == rank) continue;
     if (both)
-      MPIX_LOG(info, "mpi", "peer %d: GPU-direct (%s, %s GPU)", r,
+      MPIX_LOG(info, "mpi", "peer %d: GPU-direct (%s, %s GPU%s)", r,
                backend->kind() == StreamKind::host ? "MPIX_HOST_IPC: shared memory in its place"
                                                    : "CUDA IPC",
-               std::memcmp(me.uuid, all[static_cast<std::size_t>(r)].uuid, 16) ? "peer" : "same");
+               std::memcmp(me.uuid, all[static_cast<std::size_t>(r)].uuid, 16) ? "peer" : "same",
+               sh->may_announce[static_cast<std::size_t>(r)]
+                   ? ""
+                   : "; sends not announced: host-function triggers");
     else
       MPIX_LOG(info, "mpi", "peer %d: staged path (%s)", r,
                mine[static_cast<std::size_t>(r)] ? "the peer cannot map this GPU's memory"

@@ -132,13 +132,21 @@ struct IpcPeerInfo {
   int32_t wants = 0;  // MPIX_GPU_DIRECT not off, a CUDA stream whose backend has IPC
   int32_t device = -1;
   unsigned char uuid[16] = {};
+  int32_t host_functions = 0;  // the stream's triggers are host functions (TriggerMode::hostfn)
+  int32_t spare = 0;
 };
-static_assert(sizeof(IpcPeerInfo) == 40, "exchanged between ranks");
+static_assert(sizeof(IpcPeerInfo) == 48, "exchanged between ranks");
 
 // Why the pair (@p me, @p peer) keeps the staged path, or null for GPU-direct. @p reachable:
 // whether my device can map memory of the peer's (Backend::ipc_can_reach). Pure, for tests.
 const char *ipc_pair_refusal(const IpcPeerInfo &me, const IpcPeerInfo &peer, bool reachable,
                              bool self);
+// Whether my GPU-direct sends to @p peer may be announced: not where either stream's triggers
+// are host functions. An announced send's receive waits on the GPU for the sender's kernels,
+// so both processes' kernels must run at once, and host functions may hold kernels back
+// (gpu_pipeline with hostfn triggers hung so: docs/results-gpu.md, sessions 33-34). Pure, for
+// tests.
+bool ipc_may_announce(const IpcPeerInfo &me, const IpcPeerInfo &peer);
 
 // The GPU-direct state of a stream communicator, shared by its duplicates.
 struct IpcShared {
@@ -147,12 +155,18 @@ struct IpcShared {
   int device = -1;  // this rank's device (of the communicator's stream)
   Backend *backend = nullptr;
   std::vector<uint8_t> direct;                   // per rank of the communicator: 1 = GPU-direct
+  std::vector<uint8_t> may_announce;             // per rank: ipc_may_announce
   std::unique_ptr<AnnouncePolicy[]> announce;    // per rank: whether sends to it are announced
   std::unordered_map<int, uint64_t> next_token;  // per destination; agent thread only
   int fin_tag(uint64_t token) const {
     return static_cast<int>(2 * (token % (static_cast<uint64_t>(tag_ub) / 2 + 1)));
   }
   int ready_tag(uint64_t token) const { return fin_tag(token) + 1; }
+  // Whether sends to @p rank may be announced at all (ipc_may_announce).
+  bool announces_to(int rank) const {
+    return rank >= 0 && static_cast<std::size_t>(rank) < may_announce.size() &&
+           may_announce[static_cast<std::size_t>(rank)];
+  }
   // The announce policy of sends to @p rank (null: no such rank).
   AnnouncePolicy *policy(int rank) const {
     return announce && rank >= 0 && static_cast<std::size_t>(rank) < direct.size()
@@ -164,8 +178,9 @@ struct IpcShared {
 
 // Collective over @p comm, on every rank: decides the GPU-direct pairs (every rank takes part,
 // whatever its own stream). *@p out stays null where this rank has no GPU-direct peer.
-// @p backend / @p device: this rank's stream backend and device (null / -1 for no CUDA stream).
-Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool chunked,
+// @p backend / @p device: this rank's stream backend and device (null / -1 for no CUDA stream);
+// @p host_functions: its stream triggers by host functions.
+Status ipc_comm_open(MPI_Comm comm, Backend *backend, int device, bool host_functions, bool chunked,
                      std::shared_ptr<IpcShared> *out);
 
 // How @p op, a send, is read (Provider::reads_device): GPU-direct as it is where it is a dense

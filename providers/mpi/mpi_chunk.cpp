@@ -93,7 +93,7 @@ Status chunk_comm_open(MPI_Comm comm, const CommStreamInfo &si,
     return make_status(MPI_ERR_ARG, "MPIX_STAGING_CHUNK=%ld is out of range (0 .. %ld bytes)", c,
                        static_cast<long>(INT_MAX - kHeader));
   std::shared_ptr<IpcShared> ipc;
-  MPIX_TRY(ipc_comm_open(comm, si.backend, si.device, c != 0, &ipc));
+  MPIX_TRY(ipc_comm_open(comm, si.backend, si.device, si.host_functions, c != 0, &ipc));
   if (c == 0) {
     if (!ipc) return {};
     // GPU-direct peers, no chunks: mpix matches the receives, to find the peers' headers.

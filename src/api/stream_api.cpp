@@ -152,6 +152,7 @@ Status stream_comm_create(MPI_Comm comm, MPIX_Stream h, MPI_Comm *newcomm) {
     if (ctx->stream->exec(&ex).is_ok()) {
       si.backend = ctx->stream->backend();
       si.device = ex->device();
+      si.host_functions = ex->trigger_mode() == TriggerMode::hostfn;
     }
   }
   if (st.is_ok()) st = prov->comm_open_on_stream(dup, si, &ctx->prov);

@@ -44,8 +44,9 @@ struct FireRecipe {
 
 // What a provider may need of a new stream communicator's stream (GPU-direct).
 struct CommStreamInfo {
-  Backend *backend = nullptr;  // the stream's backend; null for none or a general stream
-  int device = -1;             // its device; -1 for a host stream
+  Backend *backend = nullptr;   // the stream's backend; null for none or a general stream
+  int device = -1;              // its device; -1 for a host stream
+  bool host_functions = false;  // its triggers are host functions (TriggerMode::hostfn)
 };
 
 struct ProviderCaps {

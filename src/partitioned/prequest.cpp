@@ -128,6 +128,7 @@ Status PRequest::init(Side side, void *buf, int partitions, MPI_Count count, MPI
         (k != StreamKind::host || r->ctx_->stream->backend()->emulates_device_memory())) {
       si.backend = r->ctx_->stream->backend();
       si.device = ex->device();
+      si.host_functions = ex->trigger_mode() == TriggerMode::hostfn;
     }
   }
   MPIX_TRY(private_comms_get(comm, r->ctx_ ? &si : nullptr, &r->pc_));

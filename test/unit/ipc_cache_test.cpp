@@ -139,6 +139,27 @@ TEST_CASE("GPU-direct pairs: only two processes of one host, both wanting it, GP
   CHECK(std::string(ipc_pair_refusal(me, same, true, false)) == "the same process");
 }
 
+// An announced send's receive waits on the GPU for the sender's kernels: never where either
+// stream triggers by host functions (ipc_may_announce; sessions 33-34's hostfn hang).
+TEST_CASE("GPU-direct sends are announced only between streams without host-function triggers",
+          "[ipc]") {
+  IpcPeerInfo me, peer;
+  me.host = peer.host = 42;
+  me.pid = 100;
+  peer.pid = 101;
+  me.wants = peer.wants = 1;
+  CHECK(ipc_may_announce(me, peer));
+  IpcPeerInfo peer_fn = peer;
+  peer_fn.host_functions = 1;
+  CHECK_FALSE(ipc_may_announce(me, peer_fn));
+  IpcPeerInfo me_fn = me;
+  me_fn.host_functions = 1;
+  CHECK_FALSE(ipc_may_announce(me_fn, peer));
+  CHECK_FALSE(ipc_may_announce(me_fn, peer_fn));
+  // GPU-direct itself is not refused for it: only the announcing.
+  CHECK(ipc_pair_refusal(me_fn, peer_fn, true, false) == nullptr);
+}
+
 TEST_CASE("GPU-direct mapping cache: one mapping per allocation, re-made ones mapped anew",
           "[ipc]") {
   FakeIpcBackend be;
