@@ -4,11 +4,11 @@
 # waits behind a one-thread gate kernel (gate_then_publish), its grid launched after it, instead
 # of holding up to 256 blocks on the GPU per receive. new = this tree (build-gpu); old = 0659c2a
 # with this tree's gpu_direct_test.cpp and with hostfn streams announcing (the session-33 guard
-# taken out, for a diagnosis only). Runs: the new test (12 streams each receive 16 MiB announced
-# before the sender's fills start) on new (always, auto), D D one way old / new, every gpu test
-# on new, then the new test on old (expected to hang: the GPU full of waiting blocks) and
+# taken out, for a diagnosis only). Runs, in this order: the new test (12 streams each receive
+# 16 MiB announced before the sender's fills start) on new (always), every gpu test on new, D D
+# one way old / new, the new test on old (expected to hang: the GPU full of waiting blocks), and
 # gpu_pipeline with hostfn triggers and announced sends on old (session 33's timeout), with the
-# ranks' stacks taken while it hangs.
+# ranks' stacks meant to be taken while it hangs (the watchdog ended the ranks first: none).
 budget=${1:-330}
 source scripts/device_prologue.sh
 build_old gpu_direct gpu_pipeline mpix_latency
