@@ -392,13 +392,15 @@ struct CopyInProbe : FusionProbe {
 // for it with one thread, not a resident grid: gate_then_publish, gpu/cuda/cuda_kernels.cu).
 TEST_CASE("a copy in says whether an announced send's data may still be on its way", "[stager]") {
   HostStream s;
+  // Outlives every bounce buffer of the loop: a released buffer's pool entry keeps pointing at
+  // the word that says when it may be reused, and the next iteration's acquire reads it.
+  uint64_t trigger = 0;
   for (bool direct : {false, true}) {
     INFO((direct ? "may be GPU-direct" : "staged only"));
     std::vector<char> user(std::size_t{1} << 20, 'u');
     char *bounce = nullptr;
     mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, direct);
     CopyInProbe probe;
-    uint64_t trigger = 0;
     REQUIRE(stg.after_wait(probe, &trigger, 1).is_ok());
     REQUIRE(probe.gated.size() == 1);
     CHECK(probe.gated[0] == direct);
