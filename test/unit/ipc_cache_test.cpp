@@ -111,15 +111,20 @@ IpcMapCache::Key key(uint64_t base, uint64_t id, const Handle &h, int64_t pid = 
   return IpcMapCache::Key{1, pid, base, id, h.b, extent};
 }
 
+// A process @p pid of host 42 that wants GPU-direct.
+IpcPeerInfo wanting_peer(int64_t pid) {
+  IpcPeerInfo p;
+  p.host = 42;
+  p.pid = pid;
+  p.wants = 1;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("GPU-direct pairs: only two processes of one host, both wanting it, GPUs reachable",
           "[ipc]") {
-  IpcPeerInfo me, peer;
-  me.host = peer.host = 42;
-  me.pid = 100;
-  peer.pid = 101;
-  me.wants = peer.wants = 1;
+  IpcPeerInfo me = wanting_peer(100), peer = wanting_peer(101);
   CHECK(ipc_pair_refusal(me, peer, true, false) == nullptr);
   CHECK(std::string(ipc_pair_refusal(me, peer, true, true)) == "itself");
   CHECK(std::string(ipc_pair_refusal(me, peer, false, false)).find("peer access") !=
@@ -143,11 +148,7 @@ TEST_CASE("GPU-direct pairs: only two processes of one host, both wanting it, GP
 // stream triggers by host functions (ipc_may_announce; sessions 33-34's hostfn hang).
 TEST_CASE("GPU-direct sends are announced only between streams without host-function triggers",
           "[ipc]") {
-  IpcPeerInfo me, peer;
-  me.host = peer.host = 42;
-  me.pid = 100;
-  peer.pid = 101;
-  me.wants = peer.wants = 1;
+  IpcPeerInfo me = wanting_peer(100), peer = wanting_peer(101);
   CHECK(ipc_may_announce(me, peer));
   IpcPeerInfo peer_fn = peer;
   peer_fn.host_functions = 1;
