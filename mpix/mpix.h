@@ -570,6 +570,30 @@ int MPIX_Start_enqueue(MPIX_Request *request);
 int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
 
 /**
+ * Marks send partition @p partition of the active round ready in stream order, on the stream of
+ * the request's communicator (a stream communicator): the mark is written when the stream gets
+ * here, so the partition carries what the work enqueued before this call wrote (a kernel that
+ * knows nothing of mpix). With MPIX_Start_enqueue and MPIX_Pwait_enqueue this is a persistent
+ * send driven by the stream (MPI_Send_init / MPI_Start in stream order); on direct rounds
+ * (docs/partitioned.md) no host thread works on its rounds. Checked on the host at the call,
+ * as MPIX_Pready: a partition already marked in this round, by the host or by an earlier
+ * MPIX_Pready_enqueue, is refused (a kernel's MPIX_Pready of the same partition is not
+ * detected).
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, a receive request, an inactive request),
+ *         MPI_ERR_ARG (partition out of range, or already marked ready in this round),
+ *         MPI_ERR_COMM (the request's communicator has no stream).
+ */
+int MPIX_Pready_enqueue(int partition, MPIX_Request request);
+
+/** MPIX_Pready_enqueue for partitions @p partition_low .. @p partition_high (inclusive), in one
+ *  stream call; all are checked before any is marked. */
+int MPIX_Pready_range_enqueue(int partition_low, int partition_high, MPIX_Request request);
+
+/** MPIX_Pready_enqueue for the @p length partitions listed, in one stream call; all are checked
+ *  before any is marked. */
+int MPIX_Pready_list_enqueue(int length, const int array_of_partitions[], MPIX_Request request);
+
+/**
  * MPIX_Start_enqueue on each of @p count requests, in array order; every request is checked
  * before any is started. Where all are on one stream (the requests of one stream
  * communicator), their stream operations go to the stream in ONE call (one

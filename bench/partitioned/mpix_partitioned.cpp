@@ -8,6 +8,9 @@
 //   partitioned  each block calls the device MPIX_Pready as soon as its partition is written;
 //                rounds start and complete in stream order (MPIX_Start_enqueue /
 //                MPIX_Pwait_enqueue). The send of early partitions overlaps the kernel.
+//   pready-enqueue  partitioned, but the kernel only writes (no mpix call in it) and the stream
+//                marks every partition ready after it (MPIX_Pready_range_enqueue): a persistent
+//                send driven by the stream, the MPI_Send_init / MPI_Start pattern.
 //   enqueue      after the kernel, MPIX_Isend_enqueue of the whole message (stream order).
 //   mpi-sync     cudaStreamSynchronize, then MPI_Send (what codes do today).
 //   in-kernel    partitioned, but the ping-pong runs inside one kernel per round on each side:
@@ -97,12 +100,13 @@ Options parse(int argc, char **argv) {
       if (b != "host" && b != "device") die("--buffers", "host or device");
       o.device_buffers = b == "device";
     } else {
-      std::fprintf(stderr,
-                   "usage: mpix_partitioned [--sizes MIN:MAX bytes, powers of 2] [--parts "
-                   "1,2,...] [--modes partitioned,enqueue,mpi-sync,in-kernel,in-kernel-all] "
-                   "[--compute-us T] "
-                   "[--iters N] [--warmup N] [--buffers host|device] [--json FILE] "
-                   "[--label TEXT]\n");
+      std::fprintf(
+          stderr,
+          "usage: mpix_partitioned [--sizes MIN:MAX bytes, powers of 2] [--parts "
+          "1,2,...] [--modes partitioned,pready-enqueue,enqueue,mpi-sync,in-kernel,in-kernel-all] "
+          "[--compute-us T] "
+          "[--iters N] [--warmup N] [--buffers host|device] [--json FILE] "
+          "[--label TEXT]\n");
       std::exit(2);
     }
   }
@@ -151,15 +155,26 @@ void init_pair(const Ctx &c, void *sbuf, void *rbuf, int parts, std::size_t per,
          "MPIX_Precv_init");
 }
 
-// One configuration; returns the one-way time in microseconds (on rank 0).
-double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, int iters,
-                       double *pready_ns, void *sbuf, void *rbuf) {
+// One configuration; returns the one-way time in microseconds (on rank 0). With
+// @p stream_marks (mode pready-enqueue) the kernel only writes, and the stream marks every
+// partition ready after it (MPIX_Pready_range_enqueue): a persistent send driven by the stream.
+double run_partitioned(Ctx &c, const Options &o, bool stream_marks, std::size_t bytes, int parts,
+                       int iters, double *pready_ns, void *sbuf, void *rbuf) {
   const uint64_t cns = static_cast<uint64_t>(o.compute_us * 1000);
   const std::size_t per = bytes / parts;
   MPIX_Request s, r;
   init_pair(c, sbuf, rbuf, parts, per, &s, &r);
-  MPIX_Prequest ps;
-  mpi_ok(MPIX_Prequest_create(s, &ps), "MPIX_Prequest_create");
+  MPIX_Prequest ps = MPIX_PREQUEST_NULL;
+  if (!stream_marks) mpi_ok(MPIX_Prequest_create(s, &ps), "MPIX_Prequest_create");
+  // The send's round: its kernel, then (stream_marks) the stream's marks, then its wait.
+  auto send_round = [&](int it) {
+    mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
+    cuda_ok(pbench::compute(sbuf, per, parts, cns, it, ps, stream_marks ? nullptr : c.pready, c.cs),
+            "compute");
+    if (stream_marks)
+      mpi_ok(MPIX_Pready_range_enqueue(0, parts - 1, s), "MPIX_Pready_range_enqueue");
+    mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+  };
   cuda_ok(cudaMemset(c.pready, 0, 2 * sizeof(unsigned long long)), "cudaMemset");
   double t0 = 0;
   for (int it = -o.warmup; it < iters; ++it) {
@@ -171,16 +186,12 @@ double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, i
     }
     if (c.rank == 0) {
       mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
-      mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
-      cuda_ok(pbench::compute(sbuf, per, parts, cns, it, ps, c.pready, c.cs), "compute");
-      mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+      send_round(it);
       mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
     } else {
       mpi_ok(MPIX_Start_enqueue(&r), "MPIX_Start_enqueue(r)");
       mpi_ok(MPIX_Pwait_enqueue(&r, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(r)");
-      mpi_ok(MPIX_Start_enqueue(&s), "MPIX_Start_enqueue(s)");
-      cuda_ok(pbench::compute(sbuf, per, parts, cns, it, ps, c.pready, c.cs), "compute");
-      mpi_ok(MPIX_Pwait_enqueue(&s, MPI_STATUS_IGNORE), "MPIX_Pwait_enqueue(s)");
+      send_round(it);
     }
   }
   cuda_ok(cudaStreamSynchronize(c.cs), "sync");
@@ -188,7 +199,7 @@ double run_partitioned(Ctx &c, const Options &o, std::size_t bytes, int parts, i
   unsigned long long pr[2] = {0, 0};
   cuda_ok(cudaMemcpy(pr, c.pready, sizeof pr, cudaMemcpyDeviceToHost), "cudaMemcpy");
   *pready_ns = pr[1] ? static_cast<double>(pr[0]) / pr[1] : 0;
-  mpi_ok(MPIX_Prequest_free(&ps), "MPIX_Prequest_free");
+  if (ps != MPIX_PREQUEST_NULL) mpi_ok(MPIX_Prequest_free(&ps), "MPIX_Prequest_free");
   mpi_ok(MPIX_Request_free(&s), "MPIX_Request_free");
   mpi_ok(MPIX_Request_free(&r), "MPIX_Request_free");
   return t / iters / 2 * 1e6;
@@ -398,8 +409,9 @@ int main(int argc, char **argv) {
         double us = 0, pns = 0, wall = -1;
         cuda_ok(cudaMemset(rbuf, 0xff, bytes), "cudaMemset");
         cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        if (mode == "partitioned")
-          us = run_partitioned(c, o, bytes, parts, iters, &pns, sbuf, rbuf);
+        if (mode == "partitioned" || mode == "pready-enqueue")
+          us = run_partitioned(c, o, mode == "pready-enqueue", bytes, parts, iters, &pns, sbuf,
+                               rbuf);
         else if (mode == "enqueue") us = run_enqueue(c, o, bytes, parts, iters, sbuf, rbuf);
         else if (mode == "mpi-sync") us = run_mpi_sync(c, o, bytes, parts, iters, sbuf, rbuf);
         else if (mode == "in-kernel" || mode == "in-kernel-all")

@@ -1,5 +1,5 @@
-// C entry points: MPI-4 partitioned communication (MPIX_Psend_init ... MPIX_Pwait_enqueue) and
-// device requests (MPIX_Prequest_create / _free).
+// C entry points: MPI-4 partitioned communication (MPIX_Psend_init ... MPIX_Pwait_enqueue,
+// MPIX_Pready_enqueue) and device requests (MPIX_Prequest_create / _free).
 #include <climits>
 #include <cstdint>
 #include <vector>
@@ -107,10 +107,30 @@ Status pwait_all(int count, MPIX_Request reqs[], MPI_Status *statuses) {
   return PRequest::pwait_enqueue_all(rs, sts);
 }
 
-Status pready(MPIX_Request request, const int *parts, int n) {
+// MPIX_Pready[_enqueue] of @p n partitions (the host's mark, or the stream's with @p enqueued).
+Status pready(MPIX_Request request, const int *parts, int n, bool enqueued) {
   std::shared_ptr<PRequest> r;
   MPIX_TRY(find(request, &r));
-  return r->pready(parts, n);
+  return enqueued ? r->pready_enqueue(parts, n) : r->pready(parts, n);
+}
+
+// MPIX_Pready_range[_enqueue]: every partition from @p low to @p high.
+Status pready_range(int low, int high, MPIX_Request request, bool enqueued) {
+  if (low > high)
+    return make_status(MPI_ERR_ARG, "partition_low %d > partition_high %d", low, high);
+  std::vector<int> parts;
+  parts.reserve(static_cast<std::size_t>(static_cast<int64_t>(high) - low + 1));
+  for (int64_t p = low; p <= high; ++p) parts.push_back(static_cast<int>(p));
+  return pready(request, parts.data(), static_cast<int>(parts.size()), enqueued);
+}
+
+// MPIX_Pready_list[_enqueue]: the @p length partitions listed (none: the handle is checked).
+Status pready_list(int length, const int *parts, MPIX_Request request, bool enqueued) {
+  if (length < 0) return make_status(MPI_ERR_ARG, "length %d is negative", length);
+  if (length > 0 && !parts) return make_status(MPI_ERR_ARG, "array_of_partitions is NULL");
+  if (length > 0) return pready(request, parts, length, enqueued);
+  std::shared_ptr<PRequest> r;
+  return find(request, &r);
 }
 
 Status wait_or_test(MPIX_Request *request, int *flag, MPI_Status *status) {
@@ -179,40 +199,41 @@ int MPIX_Start_enqueue(MPIX_Request *request) {
 
 int MPIX_Pready(int partition, MPIX_Request request) {
   return api_guard("MPIX_Pready", [&]() -> int {
-    return finish(comm_of(request), "MPIX_Pready", pready(request, &partition, 1));
+    return finish(comm_of(request), "MPIX_Pready", pready(request, &partition, 1, false));
   });
 }
 
 int MPIX_Pready_range(int partition_low, int partition_high, MPIX_Request request) {
   return api_guard("MPIX_Pready_range", [&]() -> int {
-    Status st;
-    if (partition_low > partition_high) {
-      st = make_status(MPI_ERR_ARG, "partition_low %d > partition_high %d", partition_low,
-                       partition_high);
-    } else {
-      std::vector<int> parts;
-      parts.reserve(
-          static_cast<std::size_t>(static_cast<int64_t>(partition_high) - partition_low + 1));
-      for (int64_t p = partition_low; p <= partition_high; ++p)
-        parts.push_back(static_cast<int>(p));
-      st = pready(request, parts.data(), static_cast<int>(parts.size()));
-    }
-    return finish(comm_of(request), "MPIX_Pready_range", st);
+    return finish(comm_of(request), "MPIX_Pready_range",
+                  pready_range(partition_low, partition_high, request, false));
   });
 }
 
 int MPIX_Pready_list(int length, const int array_of_partitions[], MPIX_Request request) {
   return api_guard("MPIX_Pready_list", [&]() -> int {
-    Status st;
-    if (length < 0) st = make_status(MPI_ERR_ARG, "length %d is negative", length);
-    else if (length > 0 && !array_of_partitions)
-      st = make_status(MPI_ERR_ARG, "array_of_partitions is NULL");
-    else if (length > 0) st = pready(request, array_of_partitions, length);
-    else {
-      std::shared_ptr<PRequest> r;
-      st = find(request, &r);
-    }
-    return finish(comm_of(request), "MPIX_Pready_list", st);
+    return finish(comm_of(request), "MPIX_Pready_list",
+                  pready_list(length, array_of_partitions, request, false));
+  });
+}
+
+int MPIX_Pready_enqueue(int partition, MPIX_Request request) {
+  return api_guard("MPIX_Pready_enqueue", [&]() -> int {
+    return finish(comm_of(request), "MPIX_Pready_enqueue", pready(request, &partition, 1, true));
+  });
+}
+
+int MPIX_Pready_range_enqueue(int partition_low, int partition_high, MPIX_Request request) {
+  return api_guard("MPIX_Pready_range_enqueue", [&]() -> int {
+    return finish(comm_of(request), "MPIX_Pready_range_enqueue",
+                  pready_range(partition_low, partition_high, request, true));
+  });
+}
+
+int MPIX_Pready_list_enqueue(int length, const int array_of_partitions[], MPIX_Request request) {
+  return api_guard("MPIX_Pready_list_enqueue", [&]() -> int {
+    return finish(comm_of(request), "MPIX_Pready_list_enqueue",
+                  pready_list(length, array_of_partitions, request, true));
   });
 }
 

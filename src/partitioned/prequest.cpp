@@ -339,18 +339,25 @@ Status PRequest::pready(const int *parts, int n) {
   std::lock_guard<std::mutex> lk(mu_);
   if (!active_) return make_status(MPI_ERR_REQUEST, "request is not active (MPIX_Start it first)");
   const uint64_t R = words_->R(current_round());
+  MPIX_TRY(check_marks(parts, n, R));
+  // The device marks first (a direct round may wait for them), then the host words.
+  if (words_->dmarks) MPIX_TRY(device_marks_store(*words_, parts, n, R));
+  for (int i = 0; i < n; ++i) store_signal(words_->part[parts[i]].word, R);
+  notifier().notify();  // the agent may be asleep
+  return {};
+}
+
+Status PRequest::check_marks(const int *parts, int n, uint64_t R) const {
   std::vector<char> seen(n > 1 ? static_cast<std::size_t>(partitions_) : 0u, 0);
   for (int i = 0; i < n; ++i) {
     const int p = parts[i];
     if (p < 0 || p >= partitions_)
       return make_status(MPI_ERR_ARG, "partition %d is outside 0..%d", p, partitions_ - 1);
-    if (reached(load_signal(words_->part[p].word), R) || (n > 1 && seen[p]++))
-      return make_status(MPI_ERR_ARG, "partition %d is already marked ready in this round", p);
+    const bool by_stream = !enq_marks_.empty() && enq_marks_[static_cast<std::size_t>(p)] == R;
+    if (by_stream || reached(load_signal(words_->part[p].word), R) || (n > 1 && seen[p]++))
+      return make_status(MPI_ERR_ARG, "partition %d is already marked ready in this round%s", p,
+                         by_stream ? " (by MPIX_Pready_enqueue)" : "");
   }
-  // The device marks first (a direct round may wait for them), then the host words.
-  if (words_->dmarks) MPIX_TRY(device_marks_store(*words_, parts, n, R));
-  for (int i = 0; i < n; ++i) store_signal(words_->part[parts[i]].word, R);
-  notifier().notify();  // the agent may be asleep
   return {};
 }
 

@@ -103,6 +103,11 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   Status check_start(bool enqueued);
   Status start(bool enqueued);
   Status pready(const int *partitions, int n);
+  // MPIX_Pready_enqueue / _range_enqueue / _list_enqueue (prequest_group.cpp): the marks of
+  // @p partitions, written by the communicator's stream when it gets there (the device marks
+  // first, then the host words), so that what the stream ran before them is sent. Checked as
+  // pready() checks, also against earlier enqueued marks of this round.
+  Status pready_enqueue(const int *partitions, int n);
   Status parrived(int partition, int *flag);
   // MPIX_Wait (@p flag null) or MPIX_Test.
   Status wait(MPI_Status *status, int *flag);
@@ -161,6 +166,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // marks it reported.
   Status device_error(bool consume);
   void fill_status(MPI_Status *st);
+  // MPIX_Pready's checks, host or enqueued (mu_ held, the request an active send): every
+  // partition in range, none marked twice in the round ending at @p R (by the host, by an
+  // earlier MPIX_Pready_enqueue, or twice in @p parts).
+  Status check_marks(const int *parts, int n, uint64_t R) const;
   // The stream operations of enqueued starts of @p rs (one stream; mu_ of each held,
   // check_start passed) in one stream call; then each is started (prequest_group.cpp).
   static Status enqueue_starts(const std::vector<PRequest *> &rs);
@@ -286,6 +295,9 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   bool foreign_marks_ = false;  // a device request that cannot share the device marks exists
   bool told_direct_ = false;    // receive: link word [2] set (kernels poll device words only)
   bool dmarks_waited_ = false;  // a direct round waited for the device marks
+  // Send: per partition, the round value of its last MPIX_Pready_enqueue (empty until the
+  // first); the stream may not have written the host word yet.
+  std::vector<uint64_t> enq_marks_;
 
   // Shared with the engine.
   std::atomic<uint64_t> started_{0};  // rounds started; incremented under the engine lock

@@ -1,9 +1,9 @@
-// Partitioned requests started and waited for in stream order (MPIX_Start_enqueue and
-// MPIX_Pwait_enqueue: a group of one; MPIX_Startall_enqueue, MPIX_Pwaitall_enqueue): where every
-// request is on one stream, ONE stream call carries all of their operations. Each stream call costs
-// the host microseconds (a driver call on a GPU stream); a halo exchange's send and receive
-// otherwise pay two at its start and two at its wait. Requests on different streams are started /
-// waited for one after another, in order.
+// Partitioned requests started, marked ready and waited for in stream order (MPIX_Start_enqueue,
+// MPIX_Pready_enqueue and MPIX_Pwait_enqueue: a group of one; MPIX_Startall_enqueue,
+// MPIX_Pwaitall_enqueue): where every request is on one stream, ONE stream call carries all of
+// their operations. Each stream call costs the host microseconds (a driver call on a GPU stream);
+// a halo exchange's send and receive otherwise pay two at its start and two at its wait.
+// Requests on different streams are started / waited for one after another, in order.
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -118,6 +118,36 @@ Status PRequest::start_enqueue_all(const std::vector<std::shared_ptr<PRequest>> 
   LockAll locks(std::move(mus));
   for (const auto &r : rs) MPIX_TRY(r->check_start(true));
   return enqueue_starts(raw);
+}
+
+Status PRequest::pready_enqueue(const int *parts, int n) {
+  if (side_ != Side::send)
+    return make_status(MPI_ERR_REQUEST, "MPIX_Pready_enqueue on a partitioned receive request");
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!active_)
+    return make_status(MPI_ERR_REQUEST, "request is not active (MPIX_Start_enqueue it first)");
+  ExecStream *ex = nullptr;
+  FutexLock *order = nullptr;
+  MPIX_TRY(stream_of_comm(&ex, &order));
+  const uint64_t R = words_->R(current_round());
+  MPIX_TRY(check_marks(parts, n, R));
+  // As MPIX_Pready: the device marks first (a direct round may wait for them), then the host
+  // words (the agents' path, and direct rounds without device marks, wait for those).
+  std::vector<StreamMemOp> ops;
+  ops.reserve(static_cast<std::size_t>(n) * (words_->dmarks ? 2 : 1));
+  if (words_->dmarks)
+    for (int i = 0; i < n; ++i)
+      ops.push_back(StreamMemOp{StreamMemOp::write, words_->dmarks + parts[i], R, true});
+  for (int i = 0; i < n; ++i)
+    ops.push_back(StreamMemOp{StreamMemOp::write, words_->part[parts[i]].word, R});
+  {
+    std::lock_guard<FutexLock> slk(*order);
+    MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
+                             : ex->batch(ops.data(), ops.size()));
+  }
+  if (enq_marks_.empty()) enq_marks_.assign(static_cast<std::size_t>(partitions_), 0);
+  for (int i = 0; i < n; ++i) enq_marks_[static_cast<std::size_t>(parts[i])] = R;
+  return {};
 }
 
 Status PRequest::pwait_enqueue_all(const std::vector<std::shared_ptr<PRequest>> &rs,

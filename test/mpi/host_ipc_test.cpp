@@ -619,6 +619,71 @@ TEST_CASE("host IPC: partitioned rounds go direct, in stream order and from the 
   MPI_Barrier(pair.comm);
 }
 
+namespace {
+// The sender's writer for a round: knows nothing of mpix (MPIX_Pready_enqueue marks after it).
+struct Fill {
+  int *buf;
+  int round;
+};
+void fill(void *a) {
+  auto *f = static_cast<Fill *>(a);
+  for (int i = 0; i < kParts * kPer; ++i) f->buf[i] = pvalue(f->round, i);
+}
+}  // namespace
+
+// A persistent send driven by the stream alone: MPIX_Start_enqueue, a writer, the partitions
+// marked ready by the stream (MPIX_Pready_range_enqueue / MPIX_Pready_enqueue), MPIX_Pwait_enqueue.
+// Direct rounds, no host step of mpix's, every round's data checked by the receiver's stream.
+TEST_CASE("host IPC: partitions marked ready in stream order go direct with no host step") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int peer = 1 - world_rank();
+  const bool sender = world_rank() == 0;
+  DevInts buf(kParts * kPer);
+  std::memset(buf.get(), 0xff, buf.bytes());
+  MPIX_Request req;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.get(), kParts, kPer, MPI_INT, peer, 6, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.get(), kParts, kPer, MPI_INT, peer, 6, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  const int rounds = 100;
+  std::atomic<int> good{0}, bad{0};
+  std::vector<Fill> fargs(rounds);
+  std::vector<Consume> cargs(rounds);
+  for (int r = 0; r < rounds; ++r) {
+    const auto k = static_cast<std::size_t>(r);
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender) {
+      fargs[k] = Fill{buf.get(), r};
+      REQUIRE(mpix_host_stream_launch(sc.hs, fill, &fargs[k]) == 0);
+      if (r % 2 == 0) {
+        REQUIRE(MPIX_Pready_range_enqueue(0, kParts - 1, req) == MPI_SUCCESS);
+      } else {
+        for (int p = kParts - 1; p >= 0; --p) REQUIRE(MPIX_Pready_enqueue(p, req) == MPI_SUCCESS);
+      }
+    }
+    REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    if (!sender) {
+      cargs[k] = Consume{buf.get(), r, &good, &bad};
+      REQUIRE(mpix_host_stream_launch(sc.hs, consume, &cargs[k]) == 0);
+    }
+  }
+  sc.sync();
+  CHECK(bad.load() == 0);
+  if (!sender) CHECK(good.load() == rounds);
+  int direct = -2;
+  MPI_Count steps = -1;
+  REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+  CAPTURE(direct, steps);
+  CHECK(direct == 1);
+  CHECK(steps == 0);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+  MPI_Barrier(pair.comm);
+}
+
 // Around the GPU-direct path on stand-in device memory: an HPE-style queue on the stream
 // communicator (its ops go GPU-direct too), MPIX_Sendrecv_enqueue, and a derived datatype (not
 // a byte range: staged through host memory, from and into the stand-in device memory). Parts

@@ -319,6 +319,64 @@ TEST_CASE("direct rounds: 10,000 rounds in stream order with no host step, then 
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
 }
 
+// A persistent send driven by the stream alone (MPI_Send_init / MPI_Start in stream order):
+// MPIX_Start_enqueue, a kernel that knows nothing of mpix writes the buffer, the stream marks
+// the partitions ready (MPIX_Pready_range_enqueue / MPIX_Pready_enqueue), MPIX_Pwait_enqueue;
+// the receiving stream checks every round's data after its wait. With a device request on the
+// send (the copy then waits for its device marks, which the stream writes too) and without.
+TEST_CASE("direct rounds: partitions marked ready in stream order, no kernel of mpix's in them",
+          "[partitioned][cuda][direct][pready_enqueue]") {
+  CUDA_REQUIRE(mpix_ptest::load_kernels());
+  CudaStreamComm sc;
+  int rank = -1;
+  MPI_Comm_rank(sc.comm, &rank);
+  const int peer = rank ^ 1;
+  const bool sender = rank % 2 == 0;
+  constexpr int kParts = 4, kTotal = 64 * 1024, kRounds = 2000;  // 256 KiB a round
+  for (const bool with_preq : {false, true}) {
+    INFO("device request on the send: " << with_preq);
+    DeviceInts buf(kTotal, false);
+    MPIX_Request req;
+    if (sender)
+      REQUIRE(MPIX_Psend_init(buf.p, kParts, kTotal / kParts, MPI_INT, peer, 8, sc.comm,
+                              MPI_INFO_NULL, &req) == MPI_SUCCESS);
+    else
+      REQUIRE(MPIX_Precv_init(buf.p, kParts, kTotal / kParts, MPI_INT, peer, 8, sc.comm,
+                              MPI_INFO_NULL, &req) == MPI_SUCCESS);
+    MPIX_Prequest preq = MPIX_PREQUEST_NULL;
+    if (sender && with_preq) REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+    Counters c(2);  // bad elements, checks
+    for (int r = 0; r < kRounds; ++r) {
+      REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+      if (sender) {
+        CUDA_REQUIRE(mpix_ptest::fill(buf.p, kTotal, r, sc.cs));
+        if (r % 2 == 0) {
+          REQUIRE(MPIX_Pready_range_enqueue(0, kParts - 1, req) == MPI_SUCCESS);
+        } else {
+          for (int p = kParts - 1; p >= 0; --p) REQUIRE(MPIX_Pready_enqueue(p, req) == MPI_SUCCESS);
+        }
+      }
+      REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      if (!sender) CUDA_REQUIRE(mpix_ptest::check(buf.p, kTotal, r, c.d, c.d + 1, sc.cs));
+    }
+    CUDA_REQUIRE(cudaStreamSynchronize(sc.cs));
+    int direct = -2;
+    MPI_Count steps = -1;
+    REQUIRE(MPIX_Request_get_path(req, &direct, &steps) == MPI_SUCCESS);
+    CAPTURE(direct, steps);
+    if (direct_expected()) CHECK(direct == 1);
+    if (direct == 1) CHECK(steps == 0);
+    if (!sender) {
+      const std::vector<int> v = c.read(2);
+      CHECK(v[0] == 0);
+      CHECK(v[1] == kRounds);
+    }
+    if (preq != MPIX_PREQUEST_NULL) REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+    REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+    MPI_Barrier(sc.comm);
+  }
+}
+
 // Direct rounds whose marks the copy waits for side by side (the send's device marks), on a
 // round larger than one kernel copies (the copy engine copies it): 64 partitions, 256 KiB,
 // kernels marking and polling; then rounds whose partitions the host marks, half through the

@@ -1,7 +1,8 @@
 // Kernel-style partitioned communication without a GPU: host functions on a host stream play
 // the kernels, calling the device API of mpix/mpix_device.h (built for the host here), and
 // rounds are started and completed in stream order with MPIX_Start_enqueue /
-// MPIX_Pwait_enqueue, no host synchronisation between rounds. Also device-side misuse.
+// MPIX_Pwait_enqueue, no host synchronisation between rounds; partitions marked ready by the
+// stream itself (MPIX_Pready_enqueue). Also device-side misuse.
 #include <mpi.h>
 
 #include <atomic>
@@ -132,6 +133,118 @@ TEST_CASE("100 rounds with enqueued start and wait and device-API partitions, no
   REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
   CHECK(preq == MPIX_PREQUEST_NULL);
   REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+namespace {
+// A "kernel" that knows nothing of mpix: writes a whole round's buffer.
+struct Fill {
+  int *buf;
+  int round;
+};
+void fill(void *a) {
+  auto *f = static_cast<Fill *>(a);
+  for (int i = 0; i < kParts * kPer; ++i) f->buf[i] = value(f->round, i);
+}
+}  // namespace
+
+// A persistent send driven by the stream (MPI_Send_init / MPI_Start in stream order): the
+// partitions are marked ready by the stream after the writer, with every form of the call.
+TEST_CASE("100 rounds marked ready in stream order by MPIX_Pready_enqueue, no host sync",
+          "[partitioned][enqueue][pready_enqueue]") {
+  HostStreamComm sc;
+  std::vector<int> buf(kParts * kPer, -1);
+  MPIX_Request req;
+  const bool sender = sc.rank == 0;
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 3, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf.data(), kParts, kPer, MPI_INT, sc.peer, 3, sc.comm, MPI_INFO_NULL,
+                            &req) == MPI_SUCCESS);
+  MPIX_Prequest preq = MPIX_PREQUEST_NULL;
+  if (!sender) REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
+  std::atomic<int> good{0}, bad{0};
+  std::vector<Fill> fargs(kRounds);
+  std::vector<Consume> cargs(kRounds);
+  const int evens[kParts / 2] = {6, 0, 4, 2};
+  for (int r = 0; r < kRounds; ++r) {
+    REQUIRE(MPIX_Start_enqueue(&req) == MPI_SUCCESS);
+    if (sender) {
+      fargs[r] = Fill{buf.data(), r};
+      REQUIRE(mpix_host_stream_launch(sc.hs, fill, &fargs[r]) == 0);
+      if (r % 2 == 0) {
+        REQUIRE(MPIX_Pready_range_enqueue(0, kParts - 1, req) == MPI_SUCCESS);
+      } else {
+        REQUIRE(MPIX_Pready_list_enqueue(kParts / 2, evens, req) == MPI_SUCCESS);
+        for (int p = 1; p < kParts; p += 2) REQUIRE(MPIX_Pready_enqueue(p, req) == MPI_SUCCESS);
+      }
+    } else {
+      cargs[r] = Consume{buf.data(), preq, r, &good, &bad};
+      REQUIRE(mpix_host_stream_launch(sc.hs, consume, &cargs[r]) == 0);
+    }
+    REQUIRE(MPIX_Pwait_enqueue(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  }
+  REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  CHECK(bad.load() == 0);
+  if (!sender) CHECK(good.load() == kRounds * kParts);
+  if (preq != MPIX_PREQUEST_NULL) REQUIRE(MPIX_Prequest_free(&preq) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&req) == MPI_SUCCESS);
+}
+
+TEST_CASE("MPIX_Pready_enqueue misuse gets MPI error classes, nothing marked",
+          "[partitioned][enqueue][pready_enqueue][errors]") {
+  HostStreamComm sc;
+  std::vector<int> sbuf(4, 0), rbuf(4, -1);
+  MPIX_Request s, r;
+  REQUIRE(MPIX_Psend_init(sbuf.data(), 4, 1, MPI_INT, sc.peer, 5, sc.comm, MPI_INFO_NULL, &s) ==
+          MPI_SUCCESS);
+  REQUIRE(MPIX_Precv_init(rbuf.data(), 4, 1, MPI_INT, sc.peer, 5, sc.comm, MPI_INFO_NULL, &r) ==
+          MPI_SUCCESS);
+  CHECK(err_class(MPIX_Pready_enqueue(0, s)) == MPI_ERR_REQUEST);  // not started
+  CHECK(err_class(MPIX_Pready_enqueue(0, MPIX_REQUEST_NULL)) == MPI_ERR_REQUEST);
+  MPIX_Request both[2] = {r, s};
+  REQUIRE(MPIX_Startall_enqueue(2, both) == MPI_SUCCESS);
+  CHECK(err_class(MPIX_Pready_enqueue(0, r)) == MPI_ERR_REQUEST);  // a receive request
+  CHECK(err_class(MPIX_Pready_enqueue(4, s)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Pready_enqueue(-1, s)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Pready_range_enqueue(2, 1, s)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Pready_range_enqueue(2, 4, s)) == MPI_ERR_ARG);  // nothing of it marked
+  CHECK(err_class(MPIX_Pready_list_enqueue(-1, nullptr, s)) == MPI_ERR_ARG);
+  CHECK(err_class(MPIX_Pready_list_enqueue(1, nullptr, s)) == MPI_ERR_ARG);
+  const int dup[2] = {1, 1};
+  CHECK(err_class(MPIX_Pready_list_enqueue(2, dup, s)) == MPI_ERR_ARG);
+  CHECK(MPIX_Pready_list_enqueue(0, nullptr, s) == MPI_SUCCESS);  // marks nothing
+  sbuf = {10 * sc.rank, 10 * sc.rank + 1, 10 * sc.rank + 2, 10 * sc.rank + 3};
+  REQUIRE(MPIX_Pready_enqueue(0, s) == MPI_SUCCESS);
+  CHECK(err_class(MPIX_Pready_enqueue(0, s)) == MPI_ERR_ARG);  // twice, both enqueued
+  CHECK(err_class(MPIX_Pready(0, s)) == MPI_ERR_ARG);          // the host after the stream's
+  REQUIRE(MPIX_Pready(1, s) == MPI_SUCCESS);
+  CHECK(err_class(MPIX_Pready_enqueue(1, s)) == MPI_ERR_ARG);  // the stream after the host's
+  REQUIRE(MPIX_Pready_range_enqueue(2, 3, s) == MPI_SUCCESS);
+  REQUIRE(MPIX_Pwaitall_enqueue(2, both, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  for (int i = 0; i < 4; ++i) CHECK(rbuf[static_cast<std::size_t>(i)] == 10 * sc.peer + i);
+  // The next round starts clean: every partition may be marked again.
+  REQUIRE(MPIX_Startall_enqueue(2, both) == MPI_SUCCESS);
+  REQUIRE(MPIX_Pready_range_enqueue(0, 3, s) == MPI_SUCCESS);
+  REQUIRE(MPIX_Pwaitall_enqueue(2, both, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&s) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&r) == MPI_SUCCESS);
+
+  // A plain communicator has no stream to mark on.
+  MPI_Comm plain;
+  MPI_Comm_dup(MPI_COMM_WORLD, &plain);
+  int x = 1;
+  MPIX_Request p;
+  REQUIRE(MPIX_Psend_init(&x, 1, 1, MPI_INT, MPI_PROC_NULL, 0, plain, MPI_INFO_NULL, &p) ==
+          MPI_SUCCESS);
+  REQUIRE(MPIX_Start(&p) == MPI_SUCCESS);
+  CHECK(err_class(MPIX_Pready_enqueue(0, p)) == MPI_ERR_COMM);
+  REQUIRE(MPIX_Pready(0, p) == MPI_SUCCESS);
+  REQUIRE(MPIX_Wait(&p, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  REQUIRE(MPIX_Request_free(&p) == MPI_SUCCESS);
+  MPI_Comm_free(&plain);
 }
 
 TEST_CASE("a halo's send and receive started and waited for together, 100 rounds",
