@@ -516,8 +516,9 @@ int MPIX_Request_free(MPIX_Request *request);
  * a GPU backend, or when the request's communicator is a stream communicator of a host (or
  * general) stream, it is for host threads (host functions on that stream) through the same
  * header instead.
- * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle), MPI_ERR_ARG (null @p prequest),
- *         MPI_ERR_NO_MEM.
+ * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle; or, on CUDA device memory, a send with a
+ *         partition marked by MPIX_Pready_enqueue in its active round), MPI_ERR_ARG (null
+ *         @p prequest), MPI_ERR_NO_MEM.
  */
 int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest);
 
@@ -577,8 +578,9 @@ int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
  * send driven by the stream (MPI_Send_init / MPI_Start in stream order); on direct rounds
  * (docs/partitioned.md) no host thread works on its rounds. Checked on the host at the call,
  * as MPIX_Pready: a partition already marked in this round, by the host or by an earlier
- * MPIX_Pready_enqueue, is refused (a kernel's MPIX_Pready of the same partition is not
- * detected).
+ * MPIX_Pready_enqueue, is refused (a kernel's MPIX_Pready of the same partition in the same
+ * round is an error the host cannot see). Make device requests (MPIX_Prequest_create) of the
+ * send before its first MPIX_Pready_enqueue of a round, or after that round's wait.
  * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, a receive request, an inactive request),
  *         MPI_ERR_ARG (partition out of range, or already marked ready in this round),
  *         MPI_ERR_COMM (the request's communicator has no stream).
