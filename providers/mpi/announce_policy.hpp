@@ -29,7 +29,7 @@ namespace mpix {
 
 class AnnouncePolicy {
  public:
-  // auto announces sends of more than this many bytes only (mpi_provider.cpp, arm_announced).
+  // auto announces sends of more than this many bytes only (mpi_provider.cpp, MpiProvider::arm).
   static constexpr uint64_t kMinBytes = 64 * 1024;
   static constexpr uint32_t kFirstPause = 16;
   static constexpr uint32_t kMaxPause = 4096;

@@ -48,18 +48,20 @@ bool MpiProvider::may_deliver_device(const Op &op) {
 
 bool MpiProvider::direct_waits_for_receive(uint64_t bytes) { return bytes > ipc_eager_max(); }
 
-Status MpiProvider::arm_announced(Op &op, ExecStream *ex, FireRecipe *fire) {
-  if (!fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
-      fire->word != op.stream->trigger_word())
+Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
+  // Only a send that reads device memory as it is (reads_device found a GPU-direct send:
+  // ipc_send_read) may be announced; every other op leaves at the first test (a host stream's
+  // sends skipped ~70 instructions of lookups when it came later).
+  if (!announce_ || !op.device_as_is || !fire || op.kind != OpKind::send || !op.stream ||
+      op.stager || op.prov || fire->word != op.stream->trigger_word())
     return {};
   // A stream whose triggers are host functions is not announced, nor is a send to a peer whose
   // stream's are (ipc_may_announce): gpu_pipeline_hostfn hangs with its sends announced
   // (sessions 33-34, H200 and H100: the sending stream never reaches a send's trigger; the
   // cause not proven — docs/results-gpu.md, session 34, has the leads).
   if (!ex || ex->trigger_mode() == TriggerMode::hostfn) return {};
-  // Device memory read as it is: reads_device found a GPU-direct send (ipc_send_read).
   const auto *mc = provider_comm<MpiComm>(op);
-  if (!op.device_as_is || !mc || !mc->ipc || !mc->ipc->announces_to(op.peer)) return {};
+  if (!mc || !mc->ipc || !mc->ipc->announces_to(op.peer)) return {};
   if (ipc_announce_mode() == AnnounceMode::adaptive) {
     // A peer whose agent copied the last announced sends gets unannounced ones for a while.
     const AnnouncePolicy *pol = mc->ipc->policy(op.peer);

@@ -68,9 +68,7 @@ class MpiProvider final : public Provider {
     arms_ops_ = announce_;
     takes_ops_ = announce_;
   }
-  Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override {
-    return announce_ ? arm_announced(op, ex, fire) : Status{};
-  }
+  Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
   void take(Op &op) override;
   Status fire(Op &op) override;
   void disarm(Op &op) override;
@@ -128,7 +126,6 @@ class MpiProvider final : public Provider {
   std::map<std::pair<MPI_Comm, int>, int> unfired_;
   const bool announce_ = ipc_announce_on();  // MPIX_GPU_DIRECT_ANNOUNCE, read once
   void fired_or_dropped(const Op &op);
-  Status arm_announced(Op &op, ExecStream *ex, FireRecipe *fire);
   // The announce policy of @p op's peer on its communicator (null: no GPU-direct state).
   static AnnouncePolicy *announce_policy(const Op &op);
   long timeout_s_ = -1;  // MPIX_TIMEOUT, read on first use (0: never)
