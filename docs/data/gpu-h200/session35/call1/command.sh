@@ -6,27 +6,27 @@
 # (mpi_provider.cpp's hostfn check, ipc_may_announce -> true). First with MPIX_CUDA_PDL=off
 # (does the hang need programmatic launches?), then with PDL on and the watchdog off, stacks of
 # both ranks (cuda-gdb: kernels and host threads; /proc task stacks).
-budget=330
+budget=260
 source scripts/device_prologue.sh
 gpu_tests
 # Later steps only while the call has time left (limit: 600 s or the session's device time).
 for k in 1 2; do
-  [ $SECONDS -lt 420 ] || break
+  [ $SECONDS -lt 300 ] || break
   timeout -k 5 90 "${M[@]}" build-gpu/bench/partitioned/mpix_partitioned --buffers device --parts 1 \
     --sizes 16:4194304 --iters 300 --modes pready-enqueue,partitioned,enqueue,mpi-sync \
     --json "$out/partitioned_$k.json" > "$out/partitioned_$k.txt" 2>&1
   log "mpix_partitioned round $k rc=$?"
 done
-[ $SECONDS -lt 400 ] || { log "no time for the hostfn diagnosis"; exit 0; }
+[ $SECONDS -lt 330 ] || { log "no time for the hostfn diagnosis"; exit 0; }
 build_old gpu_pipeline
 H=(-x MPIX_TRIGGER -x MPIX_GPU_DIRECT_ANNOUNCE -x MPIX_CUDA_PDL -x MPIX_TEST_WATCHDOG_S)
 export MPIX_TRIGGER=hostfn MPIX_GPU_DIRECT_ANNOUNCE=always MPIX_TEST_WATCHDOG_S=30
-for pdl in off on off; do
+for pdl in off on; do
   MPIX_CUDA_PDL=$pdl timeout -k 5 40 "${M[@]}" "${H[@]}" build-old/test/gpu/gpu_pipeline \
     "*device buffers*" > "$out/hostfn_pdl_$pdl.$SECONDS.txt" 2>&1
   rc=$?; log "hostfn announced PDL=$pdl rc=$rc"; [ $rc -eq 0 ] || mps_restart
 done
-[ $SECONDS -lt 480 ] || { log "no time for the stacks"; exit 0; }
+[ $SECONDS -lt 420 ] || { log "no time for the stacks"; exit 0; }
 export MPIX_TEST_WATCHDOG_S=0 MPIX_CUDA_PDL=on
 timeout -k 5 70 "${M[@]}" "${H[@]}" build-old/test/gpu/gpu_pipeline "*device buffers*" \
   > "$out/hostfn_stacks_run.txt" 2>&1 &
