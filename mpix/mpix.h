@@ -517,8 +517,8 @@ int MPIX_Request_free(MPIX_Request *request);
  * general) stream, it is for host threads (host functions on that stream) through the same
  * header instead.
  * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle; or, on CUDA device memory, a send with a
- *         partition marked by MPIX_Pready_enqueue in its active round), MPI_ERR_ARG (null
- *         @p prequest), MPI_ERR_NO_MEM.
+ *         partition marked by MPIX_Pready_enqueue in its active round whose device marks
+ *         MPIX_Pready_enqueue could not make), MPI_ERR_ARG (null @p prequest), MPI_ERR_NO_MEM.
  */
 int MPIX_Prequest_create(MPIX_Request request, MPIX_Prequest *prequest);
 
@@ -579,8 +579,9 @@ int MPIX_Pwait_enqueue(MPIX_Request *request, MPI_Status *status);
  * (docs/partitioned.md) no host thread works on its rounds. Checked on the host at the call,
  * as MPIX_Pready: a partition already marked in this round, by the host or by an earlier
  * MPIX_Pready_enqueue, is refused (a kernel's MPIX_Pready of the same partition in the same
- * round is an error the host cannot see). Make device requests (MPIX_Prequest_create) of the
- * send before its first MPIX_Pready_enqueue of a round, or after that round's wait.
+ * round is an error the host cannot see). On CUDA device memory of the current GPU the first
+ * call makes the send's device marks (as MPIX_Prequest_create does), which its direct rounds
+ * then wait for in device memory.
  * @return MPI_SUCCESS, MPI_ERR_REQUEST (bad handle, a receive request, an inactive request),
  *         MPI_ERR_ARG (partition out of range, or already marked ready in this round),
  *         MPI_ERR_COMM (the request's communicator has no stream).

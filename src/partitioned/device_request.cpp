@@ -297,6 +297,28 @@ Status device_request_host_marked(MPIX_Prequest view, int low, int high, uint64_
   return device_marks_store(*w, parts.data(), static_cast<int>(parts.size()), mark);
 }
 
+Status device_marks_for_stream(const std::shared_ptr<PRequest> &r) {
+#ifdef MPIX_HAVE_CUDA
+  Backend *be = backend_for(*r);
+  int current = -1;
+  if (!be || cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  if (!on_device(r->buffer(), current)) return {};  // host words, as without a device request
+  uint64_t *marks = nullptr;
+  return r->share_device_marks(
+      true,
+      [&](const std::vector<uint64_t> &init, PWords *pw) {
+        return alloc_marks(be, current, init, pw);
+      },
+      &marks);
+#else
+  (void)r;
+  return {};
+#endif
+}
+
 Status device_request_free(MPIX_Prequest p) {
   DeviceRequest dr;
   {

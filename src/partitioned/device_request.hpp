@@ -22,5 +22,10 @@ Status device_request_free(MPIX_Prequest p);
 MPIX_Prequest device_request_host_view(MPIX_Prequest p);
 // MPIX_Prequest_host_marked: copies marks made through host view @p view to the device marks.
 Status device_request_host_marked(MPIX_Prequest view, int low, int high, uint64_t mark);
+// The first MPIX_Pready_enqueue of send @p r on cudaMalloc memory of the current GPU: the
+// request's device marks (PRequest::share_device_marks), made here where no device request
+// made them, so that its direct rounds wait for marks in device memory, not for its host
+// words across PCIe. Elsewhere (other memory, other builds) nothing.
+Status device_marks_for_stream(const std::shared_ptr<PRequest> &r);
 
 }  // namespace mpix

@@ -298,6 +298,7 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Send: per partition, the round value of its last MPIX_Pready_enqueue (empty until the
   // first); the stream may not have written the host word yet.
   std::vector<uint64_t> enq_marks_;
+  std::atomic<bool> stream_marks_checked_{false};  // device_marks_for_stream ran (pready_enqueue)
 
   // Shared with the engine.
   std::atomic<uint64_t> started_{0};  // rounds started; incremented under the engine lock
