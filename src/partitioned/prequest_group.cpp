@@ -126,8 +126,9 @@ Status PRequest::pready_enqueue(const int *parts, int n) {
   if (side_ != Side::send)
     return make_status(MPI_ERR_REQUEST, "MPIX_Pready_enqueue on a partitioned receive request");
   // Once: device marks for the direct rounds to wait for (before mu_, which it takes). Without
-  // them a direct round's copy polls the host words across PCIe: ~5 us more per round one way
-  // (session 35, one H100). A failure leaves the host words, which work everywhere.
+  // them a direct round's copy polls the host words across PCIe (session 35, one H100: 20-22 us
+  // one way for small rounds against 15-17 with a kernel's device marks). A failure leaves the
+  // host words, which work everywhere.
   if (!stream_marks_checked_.exchange(true)) {
     Status st = device_marks_for_stream(shared_from_this());
     if (!st.is_ok())

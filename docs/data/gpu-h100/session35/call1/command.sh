@@ -1,15 +1,16 @@
 #!/bin/bash
-# Session 35 call 2 (call 1 again on the warm machine, without its gpu tests, which passed; call 1's
-# mpirun runs refused root: call 1 ran without .devdeps). mpix_partitioned with the new pready-enqueue mode
+# Ran on one H100 80GB HBM3 (kind nvidia-h100-x1), two ranks under CUDA MPS, on f995a47 (code as
+# 501c10c: MPIX_Pready_enqueue before it made device marks itself).
+# Session 35 call 1: every gpu test on head (the hostfn guard on both sides, 5db00a0, never ran on
+# a GPU; MPIX_Pready_enqueue's CUDA case), mpix_partitioned with the new pready-enqueue mode
 # against partitioned / enqueue / mpi-sync (device buffers, one partition), then gpu_pipeline
 # hanging with hostfn triggers and announced sends: old/ = 0af31dc with the guard taken out
 # (mpi_provider.cpp's hostfn check, ipc_may_announce -> true). First with MPIX_CUDA_PDL=off
 # (does the hang need programmatic launches?), then with PDL on and the watchdog off, stacks of
 # both ranks (cuda-gdb: kernels and host threads; /proc task stacks).
 budget=260
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # call 1 ran without .devdeps, which sets them
 source scripts/device_prologue.sh
-# (every gpu test passed in call 1: 70 of 70)
+gpu_tests
 # Later steps only while the call has time left (limit: 600 s or the session's device time).
 for k in 1 2; do
   [ $SECONDS -lt 300 ] || break
