@@ -299,9 +299,12 @@ Status device_request_host_marked(MPIX_Prequest view, int low, int high, uint64_
 
 Status device_marks_for_stream(const std::shared_ptr<PRequest> &r) {
 #ifdef MPIX_HAVE_CUDA
+  // Only where a device request would make them: a CUDA backend (a host stream's is the host
+  // one, which cannot write device memory).
   Backend *be = backend_for(*r);
+  if (!be || be->kind() != StreamKind::cuda) return {};
   int current = -1;
-  if (!be || cudaGetDevice(&current) != cudaSuccess) {
+  if (cudaGetDevice(&current) != cudaSuccess) {
     cudaGetLastError();
     return {};
   }
