@@ -51,9 +51,10 @@ bool MpiProvider::direct_waits_for_receive(uint64_t bytes) { return bytes > ipc_
 Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
   // Only a send that reads device memory as it is (reads_device found a GPU-direct send:
   // ipc_send_read) may be announced; every other op leaves at the first test (a host stream's
-  // sends skipped ~70 instructions of lookups when it came later).
-  if (!announce_ || !op.device_as_is || !fire || op.kind != OpKind::send || !op.stream ||
-      op.stager || op.prov || fire->word != op.stream->trigger_word())
+  // sends skipped ~70 instructions of lookups when it came later). Called only with
+  // announcements on (arms_ops_).
+  if (!op.device_as_is || !fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
+      fire->word != op.stream->trigger_word())
     return {};
   // A stream whose triggers are host functions is not announced, nor is a send to a peer whose
   // stream's are (ipc_may_announce): gpu_pipeline_hostfn hangs with its sends announced

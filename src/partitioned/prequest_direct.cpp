@@ -1,4 +1,5 @@
 // PRequest, host side of direct rounds (partitioned/direct_link.hpp): what the streams run.
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -53,12 +54,11 @@ Status PRequest::share_device_marks(bool local, const MarksAlloc &alloc, uint64_
     // A stream's mark of this round may not be in its host word yet: the device marks would
     // miss it, and the round's copy, waiting for them, would never start.
     const uint64_t R = words_->R(current_round());
-    for (uint64_t m : enq_marks_)
-      if (active_ && m == R)
-        return make_status(MPI_ERR_REQUEST,
-                           "MPIX_Prequest_create on a send with a partition marked by "
-                           "MPIX_Pready_enqueue in its active round: make device requests "
-                           "before that, or after the round's wait");
+    if (active_ && std::find(enq_marks_.begin(), enq_marks_.end(), R) != enq_marks_.end())
+      return make_status(MPI_ERR_REQUEST,
+                         "MPIX_Prequest_create on a send with a partition marked by "
+                         "MPIX_Pready_enqueue in its active round: make device requests "
+                         "before that, or after the round's wait");
     // The marks the host words hold now (host MPIX_Pready of an active round), under the lock
     // the host's MPIX_Pready takes: none is missed.
     std::vector<uint64_t> init;

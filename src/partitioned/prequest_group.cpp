@@ -132,7 +132,7 @@ Status PRequest::pready_enqueue(const int *parts, int n) {
   if (!stream_marks_checked_.exchange(true)) {
     Status st = device_marks_for_stream(shared_from_this());
     if (!st.is_ok())
-      MPIX_LOG(info, "partitioned", "MPIX_Pready_enqueue: no device marks (%s); host words",
+      MPIX_LOG(info, "api", "MPIX_Pready_enqueue: no device marks (%s); host words",
                st.what().c_str());
   }
   std::lock_guard<std::mutex> lk(mu_);
