@@ -43,6 +43,18 @@ struct Counters {
   }
 };
 
+// The pattern of every two-rank case: the even rank sends @p total ints of @p buf in
+// @p send_parts partitions, the odd one receives them in @p recv_parts.
+void partitioned_init(bool sender, int *buf, int send_parts, int recv_parts, int total, int peer,
+                      int tag, MPI_Comm comm, MPIX_Request *req) {
+  if (sender)
+    REQUIRE(MPIX_Psend_init(buf, send_parts, total / send_parts, MPI_INT, peer, tag, comm,
+                            MPI_INFO_NULL, req) == MPI_SUCCESS);
+  else
+    REQUIRE(MPIX_Precv_init(buf, recv_parts, total / recv_parts, MPI_INT, peer, tag, comm,
+                            MPI_INFO_NULL, req) == MPI_SUCCESS);
+}
+
 }  // namespace
 
 TEST_CASE("kernels mark and poll partitions; 100 rounds in stream order, no host sync",
@@ -57,12 +69,7 @@ TEST_CASE("kernels mark and poll partitions; 100 rounds in stream order, no host
   Pinned buf(kTotal);
   MPIX_Request req;
   const bool sender = rank % 2 == 0;
-  if (sender)
-    REQUIRE(MPIX_Psend_init(buf.p, kSendParts, kTotal / kSendParts, MPI_INT, peer, 0, sc.comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
-  else
-    REQUIRE(MPIX_Precv_init(buf.p, kRecvParts, kTotal / kRecvParts, MPI_INT, peer, 0, sc.comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  partitioned_init(sender, buf.p, kSendParts, kRecvParts, kTotal, peer, 0, sc.comm, &req);
   MPIX_Prequest preq;
   REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
   Counters c(3);  // errors, good, bad
@@ -101,12 +108,7 @@ TEST_CASE("host start, kernel Pready, host wait on a plain communicator", "[part
   Pinned buf(kParts * kPer);
   MPIX_Request req;
   const bool sender = rank % 2 == 0;
-  if (sender)
-    REQUIRE(MPIX_Psend_init(buf.p, kParts, kPer, MPI_INT, peer, 1, comm, MPI_INFO_NULL, &req) ==
-            MPI_SUCCESS);
-  else
-    REQUIRE(MPIX_Precv_init(buf.p, kParts, kPer, MPI_INT, peer, 1, comm, MPI_INFO_NULL, &req) ==
-            MPI_SUCCESS);
+  partitioned_init(sender, buf.p, kParts, kParts, kParts * kPer, peer, 1, comm, &req);
   MPIX_Prequest preq;
   REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
   Counters c(3);
@@ -179,12 +181,7 @@ TEST_CASE("kernel Pready on a cudaMalloc send buffer, data checked in a cudaMall
   DeviceInts buf(kTotal, managed);
   MPIX_Request req;
   const bool sender = rank % 2 == 0;
-  if (sender)
-    REQUIRE(MPIX_Psend_init(buf.p, kSendParts, kTotal / kSendParts, MPI_INT, peer, 3, comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
-  else
-    REQUIRE(MPIX_Precv_init(buf.p, kRecvParts, kTotal / kRecvParts, MPI_INT, peer, 3, comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  partitioned_init(sender, buf.p, kSendParts, kRecvParts, kTotal, peer, 3, comm, &req);
   MPIX_Prequest preq;
   REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
   Counters c(3);  // errors, good, bad
@@ -244,12 +241,7 @@ TEST_CASE("direct rounds: 10,000 rounds in stream order with no host step, then 
   DeviceInts buf(kTotal, false);
   MPIX_Request req;
   const bool sender = rank % 2 == 0;
-  if (sender)
-    REQUIRE(MPIX_Psend_init(buf.p, kSendParts, kTotal / kSendParts, MPI_INT, peer, 5, sc.comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
-  else
-    REQUIRE(MPIX_Precv_init(buf.p, kRecvParts, kTotal / kRecvParts, MPI_INT, peer, 5, sc.comm,
-                            MPI_INFO_NULL, &req) == MPI_SUCCESS);
+  partitioned_init(sender, buf.p, kSendParts, kRecvParts, kTotal, peer, 5, sc.comm, &req);
   MPIX_Prequest preq;
   REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
   Counters c(3);  // errors, good, bad
@@ -337,12 +329,7 @@ TEST_CASE("direct rounds: partitions marked ready in stream order, no kernel of 
     INFO("device request on the send: " << with_preq);
     DeviceInts buf(kTotal, false);
     MPIX_Request req;
-    if (sender)
-      REQUIRE(MPIX_Psend_init(buf.p, kParts, kTotal / kParts, MPI_INT, peer, 8, sc.comm,
-                              MPI_INFO_NULL, &req) == MPI_SUCCESS);
-    else
-      REQUIRE(MPIX_Precv_init(buf.p, kParts, kTotal / kParts, MPI_INT, peer, 8, sc.comm,
-                              MPI_INFO_NULL, &req) == MPI_SUCCESS);
+    partitioned_init(sender, buf.p, kParts, kParts, kTotal, peer, 8, sc.comm, &req);
     MPIX_Prequest preq = MPIX_PREQUEST_NULL;
     if (sender && with_preq) REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
     Counters c(2);  // bad elements, checks
@@ -411,12 +398,7 @@ TEST_CASE("direct rounds: 64 partitions of 256 KiB, then partitions marked from 
   DeviceInts buf(kTotal, false);
   MPIX_Request req;
   const bool sender = rank % 2 == 0;
-  if (sender)
-    REQUIRE(MPIX_Psend_init(buf.p, kParts, kPer, MPI_INT, peer, 6, sc.comm, MPI_INFO_NULL, &req) ==
-            MPI_SUCCESS);
-  else
-    REQUIRE(MPIX_Precv_init(buf.p, kParts, kPer, MPI_INT, peer, 6, sc.comm, MPI_INFO_NULL, &req) ==
-            MPI_SUCCESS);
+  partitioned_init(sender, buf.p, kParts, kParts, kParts * kPer, peer, 6, sc.comm, &req);
   MPIX_Prequest preq;
   REQUIRE(MPIX_Prequest_create(req, &preq) == MPI_SUCCESS);
   Counters c(3);  // errors, good, bad
