@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -165,9 +166,31 @@ void HostStreamComm::synchronize() {
   check(MPIX_Stream_synchronize(stream), "MPIX_Stream_synchronize");
 }
 
+namespace {
+
+struct HostScaleComm final : ScaleComm {
+  HostStreamComm c;
+  MPI_Comm comm() const override { return c.comm; }
+  void synchronize() override { c.synchronize(); }
+};
+
+struct HostScaleBackend final : ScaleBackend {
+  const char *name() const override { return "host streams"; }
+  std::unique_ptr<ScaleComm> make_comm() override { return std::make_unique<HostScaleComm>(); }
+  long *alloc(std::size_t n) override { return new long[n ? n : 1](); }
+  void release(long *p) override { delete[] p; }
+  void put(long *dst, const long *src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void get(long *dst, const long *src, std::size_t n) override { std::copy(src, src + n, dst); }
+};
+
+}  // namespace
+
+std::unique_ptr<ScaleBackend> host_scale_backend() { return std::make_unique<HostScaleBackend>(); }
+
 #ifndef MPIX_BENCH_CUDA
 void register_gpu_latency_modes(std::map<std::string, LatencyFn> &) {}
 void register_gpu_bw_modes(std::map<std::string, BwFn> &) {}
+std::unique_ptr<ScaleBackend> cuda_scale_backend(bool) { return nullptr; }
 #endif
 
 }  // namespace bench

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,26 @@ struct HostStreamComm {
   ~HostStreamComm();
   void synchronize();
 };
+
+// mpix_scale's streams and buffers: host streams and host memory, or (-d cuda) CUDA streams of
+// the rank's GPU with pinned host or device buffers.
+struct ScaleComm {
+  virtual ~ScaleComm() = default;
+  virtual MPI_Comm comm() const = 0;
+  virtual void synchronize() = 0;
+};
+struct ScaleBackend {
+  virtual ~ScaleBackend() = default;
+  virtual const char *name() const = 0;  // for the header line
+  virtual std::unique_ptr<ScaleComm> make_comm() = 0;
+  virtual long *alloc(std::size_t n) = 0;  // n longs
+  virtual void release(long *p) = 0;
+  virtual void put(long *dst, const long *src, std::size_t n) = 0;  // from host memory
+  virtual void get(long *dst, const long *src, std::size_t n) = 0;  // into host memory
+};
+std::unique_ptr<ScaleBackend> host_scale_backend();
+// Null where the benchmarks were built without CUDA.
+std::unique_ptr<ScaleBackend> cuda_scale_backend(bool device_buffers);
 
 // GPU modes register here (bench/cuda/*.cu when built with CUDA).
 using LatencyFn = std::function<double(const Options &, std::size_t size, int iters, int warmup)>;
