@@ -301,8 +301,11 @@ Status CudaApi::wait_value(stream_t s, uint64_t dev_word, uint64_t value) {
 
 Status CudaApi::batch(stream_t s, const GpuMemOp *ops, std::size_t n) {
   GpuCallTimer timed(GpuCall::stream_memop);
-  // The driver takes at most 256 operations per call; ours are a handful.
-  constexpr std::size_t kMax = 256;
+  // The driver takes fewer than 256 operations per call ("must be less than 256": a batch of
+  // 256 fails with CUDA_ERROR_INVALID_VALUE, as a deferred MPIX_Waitall_enqueue of 1,000 sends
+  // and 1,000 receives did: bench/mpix_scale -d cuda, session 36). A Waitall's waits go in
+  // several calls, in order.
+  constexpr std::size_t kMax = 255;
   CUstreamBatchMemOpParams p[16];
   std::vector<CUstreamBatchMemOpParams> big;
   for (std::size_t off = 0; off < n; off += kMax) {
