@@ -36,6 +36,8 @@ class SmallVector {
   const T *end() const { return data_ + size_; }
   T &front() { return data_[0]; }
   T &back() { return data_[size_ - 1]; }
+  const T &front() const { return data_[0]; }
+  const T &back() const { return data_[size_ - 1]; }
 
   void clear() { size_ = 0; }
   void reserve(std::size_t n) {

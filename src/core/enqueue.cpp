@@ -1,7 +1,9 @@
 #include "core/enqueue.hpp"
 
+#include <algorithm>
 #include <memory>
 
+#include "base/log.hpp"
 #include "base/profile.hpp"
 #include "base/small_vector.hpp"
 #include "base/waiter.hpp"
@@ -253,6 +255,155 @@ Status flush_deferred_for_host_wait(int n, const MPI_Request *reqs) {
   return {};
 }
 
+namespace {
+
+// enqueue_waitall_ops, one stream's group of requests (ops[i..end) under the stream's enqueue
+// mutex, the waits that are not fused receives in waits[1..]): each fused receive its own
+// stream operation.
+Status wait_and_copy_in_each(Stream &s, ExecStream *ex, Op *const *ops,
+                             const SmallVector<int, 16> &waits_first,
+                             const SmallVector<int, 16> &fused, SmallVector<StreamMemOp, 17> &waits,
+                             int i, int end, bool staged) {
+  // Receives that may complete a peer's send (Stager::waits_first) wait and copy in
+  // before the others wait. A deferred trigger of these (or earlier) ops goes before every
+  // wait: the first fused kernel of the group writes it before it waits (pre_at), where the
+  // group's first wait is one; else a stream write before a waits_first receive that does
+  // not fuse, or the first entry of the batch of the other waits.
+  // Deferred copies out (Stream::defer_copy) go with the trigger: into the kernel that
+  // writes it, or a kernel of their own just before (flush_deferred_trigger).
+  int pre_at = -1;
+  if (s.deferred_copies() && waits_first.empty() && fused.empty())
+    MPIX_TRY(flush_deferred_trigger(s, *ex));
+  uint64_t t = s.take_deferred();
+  if (t && !waits_first.empty()) {
+    if (ops[waits_first.front()]->stager->fuses_copy_in(*ex)) {
+      pre_at = waits_first.front();
+    } else {
+      s.defer_trigger(t);
+      MPIX_TRY(flush_deferred_trigger(s, *ex));
+      t = 0;
+    }
+  } else if (t && !fused.empty()) {
+    pre_at = fused.front();
+  }
+  const PreWork pre{{StreamMemOp::write, s.trigger_word(), t},
+                    s.deferred_copy_list(),
+                    pre_at >= 0 ? s.deferred_copies() : 0};
+  // Taken: the kernel does them (pre points into the stream's array, which no enqueue
+  // changes while this thread holds the enqueue mutex). If its launch fails, they are lost
+  // with the trigger, as a failed flush loses them.
+  if (pre_at >= 0) {
+    t = 0;
+    s.clear_deferred_copies();
+  }
+  if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
+  const StreamMemOp *first = waits.data() + (t ? 0 : 1);
+  const std::size_t n = waits.size() - (t ? 0 : 1);
+  // Without a trigger to write in the batch, the other waits ride in the last fused kernel
+  // of the group (after its copy: a waits_first receive's copy must not wait for them),
+  // instead of a stream operation of their own: a halo exchange's Waitall of {receive,
+  // send} is then one kernel launch. The kernel takes few waits; the backend batches the
+  // rest after it.
+  int carrier = -1;
+  if (!t && n > 0) {
+    if (!fused.empty()) carrier = fused.back();
+    else if (!waits_first.empty() && ops[waits_first.back()]->stager->fuses_copy_in(*ex))
+      carrier = waits_first.back();
+  }
+  auto fused_copy = [&](int k) -> Status {
+    const bool carries = k == carrier;
+    MPIX_TRY(ops[k]->stager->wait_and_copy_in(
+        *ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(), s.peek_next_threshold(),
+        carries ? first : nullptr, carries ? n : 0, k == pre_at ? &pre : nullptr));
+    s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
+    return {};
+  };
+  for (int k : waits_first) {
+    Stager &g = *ops[k]->stager;
+    if (g.fuses_copy_in(*ex)) {
+      MPIX_TRY(fused_copy(k));
+    } else {
+      MPIX_TRY(ex->wait_value(ops[k]->done.word, ops[k]->done_value));
+      s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
+      MPIX_TRY(g.after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
+    }
+  }
+  if (n && carrier < 0) MPIX_TRY(ex->batch(first, n));
+  // Noted in the order the stream waits: after the carrier's own wait where it carries them.
+  const bool late = carrier >= 0 && !fused.empty();
+  if (!late) s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
+  std::size_t next_fused = 0;
+  std::size_t next_first = 0;
+  for (int k = i; staged && k < end; ++k) {
+    if (!ops[k] || !ops[k]->stager) continue;
+    if (next_first < waits_first.size() && waits_first[next_first] == k) {
+      ++next_first;  // done above
+      continue;
+    }
+    if (next_fused < fused.size() && fused[next_fused] == k) {
+      ++next_fused;
+      MPIX_TRY(fused_copy(k));
+    } else {
+      MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
+    }
+  }
+  if (late) s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
+  return {};
+}
+
+// Whether the group's fused receives (two or more; the waits_first ones among them too, every
+// one fusing) go to the stream as one operation (Stager::fuses_many).
+bool fuses_as_one(ExecStream &ex, Op *const *ops, const SmallVector<int, 16> &waits_first,
+                  const SmallVector<int, 16> &fused) {
+  if (waits_first.size() + fused.size() < 2) return false;
+  for (const auto *list : {&waits_first, &fused})
+    for (int k : *list)
+      if (!ops[k]->stager->fuses_many(ex)) return false;
+  return true;
+}
+
+// The group's fused receives as one stream operation (fuses_as_one said yes): the deferred
+// trigger and copies out first, the waits_first receives, the others, then the other waits
+// (waits[1..]).
+Status wait_and_copy_in_many(Stream &s, ExecStream &ex, Op *const *ops,
+                             const SmallVector<int, 16> &waits_first,
+                             const SmallVector<int, 16> &fused,
+                             const SmallVector<StreamMemOp, 17> &waits) {
+  const uint64_t t = s.take_deferred();
+  // The kernel makes the deferred copies out (pre points into the stream's array, which no
+  // enqueue changes while this thread holds the enqueue mutex); every one of them deferred the
+  // trigger too (enqueue_op).
+  const PreWork pre{{StreamMemOp::write, s.trigger_word(), t},
+                    s.deferred_copy_list(),
+                    t ? s.deferred_copies() : 0};
+  if (!t && s.deferred_copies())
+    return make_status(MPI_ERR_INTERN, "deferred copies out without a deferred trigger");
+  if (t) s.clear_deferred_copies();
+  SmallVector<FusedReceive, 16> parts;
+  parts.reserve(waits_first.size() + fused.size());
+  for (const auto *list : {&waits_first, &fused})
+    for (int k : *list) {
+      FusedReceive part{ops[k]->done.word, ops[k]->done_value, nullptr, nullptr, 0, nullptr, 0};
+      ops[k]->stager->claim_fused_receive(&part);
+      parts.push_back(part);
+    }
+  MPIX_LOG(trace, "stream", "Waitall: %zu fused receives in one stream operation, %zu waits after",
+           parts.size(), waits.size() - 1);
+  MPIX_TRY(ex.wait_then_copy_prefix_many(parts.data(), parts.size(), waits.data() + 1,
+                                         waits.size() - 1, t ? &pre : nullptr));
+  std::size_t p = 0;
+  for (const auto *list : {&waits_first, &fused})
+    for (int k : *list) {
+      if (parts[p++].dst)
+        ops[k]->stager->copy_in_enqueued(s.trigger_word(), s.peek_next_threshold());
+      s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
+    }
+  s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
+  return {};
+}
+
+}  // namespace
+
 Status enqueue_wait(MPI_Request *request, MPI_Status *status) {
   return enqueue_waitall(1, request, status == MPI_STATUS_IGNORE ? MPI_STATUSES_IGNORE : status);
 }
@@ -319,90 +470,21 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
         for (int k = i; k < end; ++k)
           if (ops[k] && ops[k]->stager) MPIX_TRY(ops[k]->stager->before_wait(*ex));
       }
-      // Receives that may complete a peer's send (Stager::waits_first) wait and copy in
-      // before the others wait. A deferred trigger of these (or earlier) ops goes before every
-      // wait: the first fused kernel of the group writes it before it waits (pre_at), where the
-      // group's first wait is one; else a stream write before a waits_first receive that does
-      // not fuse, or the first entry of the batch of the other waits.
-      // Deferred copies out (Stream::defer_copy) go with the trigger: into the kernel that
-      // writes it, or a kernel of their own just before (flush_deferred_trigger).
-      int pre_at = -1;
-      if (s.deferred_copies() && waits_first.empty() && fused.empty())
-        MPIX_TRY(flush_deferred_trigger(s, *ex));
-      uint64_t t = s.take_deferred();
-      if (t && !waits_first.empty()) {
-        if (ops[waits_first.front()]->stager->fuses_copy_in(*ex)) {
-          pre_at = waits_first.front();
-        } else {
-          s.defer_trigger(t);
-          MPIX_TRY(flush_deferred_trigger(s, *ex));
-          t = 0;
-        }
-      } else if (t && !fused.empty()) {
-        pre_at = fused.front();
-      }
-      const PreWork pre{{StreamMemOp::write, s.trigger_word(), t},
-                        s.deferred_copy_list(),
-                        pre_at >= 0 ? s.deferred_copies() : 0};
-      // Taken: the kernel does them (pre points into the stream's array, which no enqueue
-      // changes while this thread holds the enqueue mutex). If its launch fails, they are lost
-      // with the trigger, as a failed flush loses them.
-      if (pre_at >= 0) {
-        t = 0;
-        s.clear_deferred_copies();
-      }
-      if (t) waits[0] = StreamMemOp{StreamMemOp::write, s.trigger_word(), t};
-      const StreamMemOp *first = waits.data() + (t ? 0 : 1);
-      const std::size_t n = waits.size() - (t ? 0 : 1);
-      // Without a trigger to write in the batch, the other waits ride in the last fused kernel
-      // of the group (after its copy: a waits_first receive's copy must not wait for them),
-      // instead of a stream operation of their own: a halo exchange's Waitall of {receive,
-      // send} is then one kernel launch. The kernel takes few waits; the backend batches the
-      // rest after it.
-      int carrier = -1;
-      if (!t && n > 0) {
-        if (!fused.empty()) carrier = fused.back();
-        else if (!waits_first.empty() && ops[waits_first.back()]->stager->fuses_copy_in(*ex))
-          carrier = waits_first.back();
-      }
-      auto fused_copy = [&](int k) -> Status {
-        const bool carries = k == carrier;
-        MPIX_TRY(ops[k]->stager->wait_and_copy_in(
-            *ex, ops[k]->done.word, ops[k]->done_value, s.trigger_word(), s.peek_next_threshold(),
-            carries ? first : nullptr, carries ? n : 0, k == pre_at ? &pre : nullptr));
-        s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
-        return {};
-      };
-      for (int k : waits_first) {
-        Stager &g = *ops[k]->stager;
-        if (g.fuses_copy_in(*ex)) {
-          MPIX_TRY(fused_copy(k));
-        } else {
-          MPIX_TRY(ex->wait_value(ops[k]->done.word, ops[k]->done_value));
-          s.wait_order().note(ops[k]->done.word, ops[k]->done_value);
-          MPIX_TRY(g.after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
-        }
-      }
-      if (n && carrier < 0) MPIX_TRY(ex->batch(first, n));
-      // Noted in the order the stream waits: after the carrier's own wait where it carries them.
-      const bool late = carrier >= 0 && !fused.empty();
-      if (!late) s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
-      std::size_t next_fused = 0;
-      std::size_t next_first = 0;
-      for (int k = i; staged && k < end; ++k) {
-        if (!ops[k] || !ops[k]->stager) continue;
-        if (next_first < waits_first.size() && waits_first[next_first] == k) {
-          ++next_first;  // done above
-          continue;
-        }
-        if (next_fused < fused.size() && fused[next_fused] == k) {
-          ++next_fused;
-          MPIX_TRY(fused_copy(k));
-        } else {
+      // Two or more fused receives that the stream takes in one operation (a kernel, a block
+      // per receive: ExecStream::wait_then_copy_prefix_many) instead of a kernel launch each;
+      // the deferred trigger and copies out go first in it, the other waits after the copies.
+      if (fuses_as_one(*ex, ops, waits_first, fused)) {
+        MPIX_TRY(wait_and_copy_in_many(s, *ex, ops, waits_first, fused, waits));
+        for (int k = i; staged && k < end; ++k) {
+          if (!ops[k] || !ops[k]->stager) continue;
+          if (std::find(waits_first.begin(), waits_first.end(), k) != waits_first.end() ||
+              std::find(fused.begin(), fused.end(), k) != fused.end())
+            continue;
           MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
         }
+      } else {
+        MPIX_TRY(wait_and_copy_in_each(s, ex, ops, waits_first, fused, waits, i, end, staged));
       }
-      if (late) s.wait_order().note_all(waits.data() + 1, waits.size() - 1);
     }
     for (int k = i; k < end; ++k) {
       if (!ops[k]) continue;

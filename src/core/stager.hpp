@@ -37,6 +37,7 @@ class Provider;
 struct StreamMemOp;
 struct PreWork;
 struct CopyPiece;
+struct FusedReceive;
 
 // How one op's staged buffers are copied, chosen once per op by staging_setup:
 //   StreamStager    (staging/stream_stager.hpp): the stream copies, out before the op's trigger,
@@ -105,6 +106,24 @@ class Stager {
     (void)then;
     (void)nthen;
     return make_status(MPI_ERR_INTERN, "this stager cannot fuse its copy in");
+  }
+  // Whether this fused receive (fuses_copy_in) may share one stream operation with the other
+  // fused receives of its MPIX_Waitall_enqueue (ExecStream::wait_then_copy_prefix_many).
+  virtual bool fuses_many(ExecStream &ex) const {
+    (void)ex;
+    return false;
+  }
+  // Its part in that operation (*@p part comes with the completion wait, nothing to copy):
+  // the copy, claimed as wait_and_copy_in claims it; false (the stream then only waits) where a
+  // host wait copied it in already. Once the operation is enqueued, copy_in_enqueued for each
+  // part claimed, as wait_and_copy_in does at its end.
+  virtual bool claim_fused_receive(FusedReceive *part) {
+    (void)part;
+    return false;
+  }
+  virtual void copy_in_enqueued(const uint64_t *trigger_word, uint64_t next_threshold) {
+    (void)trigger_word;
+    (void)next_threshold;
   }
   // Whether before_wait puts copies on the stream (a deferred trigger must then go first).
   virtual bool copies_before_wait() const { return false; }

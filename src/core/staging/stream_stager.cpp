@@ -99,6 +99,28 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
   return {};
 }
 
+bool StreamStager::fuses_many(ExecStream &ex) const {
+  return fuses_copy_in(ex) && ex.fuses_many(b_.in.bytes);
+}
+
+bool StreamStager::claim_fused_receive(FusedReceive *part) {
+  if (!claim_copy_in()) return false;
+  const StagedCopy &c = b_.in;
+  part->dst = c.user;
+  part->src = c.bounce;
+  part->max_bytes = c.bytes;
+  part->len_word = b_.len_word;
+  part->tiny_flag = tiny_copy_in() ? b_.tiny_flag : 0;
+  return true;
+}
+
+void StreamStager::copy_in_enqueued(const uint64_t *trigger_word, uint64_t next_threshold) {
+  // As wait_and_copy_in after its kernel: the bounce buffer goes back once the stream has
+  // passed the copy.
+  b_.release_word = trigger_word;
+  b_.release_value = next_threshold;
+}
+
 void StreamStager::on_done(const MPI_Status &st) {
   // An op that failed before the network finished it (never posted) has not kept its tail.
   if (keeps_tail() && !tail_kept_) {

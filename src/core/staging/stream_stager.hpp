@@ -43,6 +43,9 @@ class StreamStager : public Stager {
   // A receive copied in by its length, small enough for one kernel (no driver query: what
   // staging learnt of the buffers, ExecStream::can_fuse_staged).
   bool fuses_copy_in(ExecStream &ex) const override;
+  bool fuses_many(ExecStream &ex) const override;
+  bool claim_fused_receive(FusedReceive *part) override;
+  void copy_in_enqueued(const uint64_t *trigger_word, uint64_t next_threshold) override;
   Status wait_and_copy_in(ExecStream &ex, const uint64_t *done_word, uint64_t done_value,
                           const uint64_t *trigger_word, uint64_t next_threshold,
                           const StreamMemOp *then, std::size_t nthen,

@@ -368,6 +368,49 @@ class GpuExecStream final : public ExecStream {
     return fold || nthen == 0 ? Status{} : batch(then, nthen);
   }
 
+  bool fuses_many(std::size_t max_bytes) const override {
+    return Api::kHasKernels && mode_ != TriggerMode::hostfn &&
+           Api::fused_receive_one_block(max_bytes, fuse_slot_);
+  }
+  // One kernel per FusedReceives::kMax receives, a block each (wait_copy_many_kernel): the first
+  // makes @p pre where it can, the last the waits of @p then where they are few (else a batch
+  // after it).
+  Status wait_then_copy_prefix_many(const FusedReceive *r, std::size_t n, const StreamMemOp *then,
+                                    std::size_t nthen, const PreWork *pre) override {
+    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || n < 2)
+      return wait_then_copy_prefix_each(r, n, then, nthen, pre);
+    ThenWaits first{};
+    if (pre && !fold_pre(*pre, 0, &first)) {
+      MPIX_TRY(run_pre(*pre));
+      first = ThenWaits{};
+    }
+    for (std::size_t off = 0; off < n; off += FusedReceives::kMax) {
+      const std::size_t m = n - off < FusedReceives::kMax ? n - off : FusedReceives::kMax;
+      const bool last = off + m == n;
+      FusedReceives fr{};
+      fr.n = static_cast<unsigned>(m);
+      for (std::size_t i = 0; i < m; ++i) {
+        const FusedReceive &x = r[off + i];
+        MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(x.word), &fr.word[i]));
+        fr.value[i] = x.value;
+        fr.dst[i] = reinterpret_cast<uint64_t>(x.dst);
+        fr.src[i] = reinterpret_cast<uint64_t>(x.src);
+        fr.max[i] = x.max_bytes;
+        fr.len[i] = reinterpret_cast<uint64_t>(x.len_word);
+        fr.tiny_flag[i] = x.tiny_flag;
+      }
+      ThenWaits tw = off == 0 ? first : ThenWaits{};
+      const bool fold = last && fold_waits(then, nthen, &tw);
+      {
+        DeviceGuard<Api> g(device_);
+        MPIX_TRY(g.status());
+        MPIX_TRY(Api::wait_copy_many_kernel(s_, fr, tw));
+      }
+      if (last && !fold && nthen) MPIX_TRY(batch(then, nthen));
+    }
+    return {};
+  }
+
   Status synchronize() override {
     DeviceGuard<Api> g(default_ ? device_ : -1);
     MPIX_TRY(g.status());

@@ -150,6 +150,10 @@ struct CudaApi {
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket,
                                         const ThenWaits &then);
+  // The receives of @p r (1 to FusedReceives::kMax, each one block's: fused_receive_one_block)
+  // in one kernel, a block each, as wait_copy_prefix_kernel makes one: block 0 first makes
+  // @p then's pre copies and write, and after its own copy @p then's waits.
+  static Status wait_copy_many_kernel(stream_t s, const FusedReceives &r, const ThenWaits &then);
   // A fused receive larger than one block runs on a grid whose blocks meet in device words of
   // their stream's own (@p slot, from fuse_slot_acquire; -1: one block), told apart per launch
   // by @p ticket (a new value each time on the slot). Slots are never given back: a process

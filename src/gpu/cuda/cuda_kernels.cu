@@ -388,22 +388,21 @@ __device__ bool poll_tiny(const volatile unsigned long long *word, unsigned long
 // (len[1] set) is then copied from its sender's memory as before, the loads wasted.
 constexpr unsigned kSpeculate = 4096;
 
-__global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
-                               char *dst, const char *src, unsigned long long max,
-                               volatile unsigned long long *len, ThenWaits then) {
-  griddep_wait();
-  __shared__ unsigned long long total, from;
-  __shared__ uint4 head[kSpeculate / sizeof(uint4)];
-  pre_copies_and_write(then);
+// One block's staged receive: the completion wait and the copy in of wait_then_copy (below),
+// its pre work and its other waits left to the caller. @p total, @p from and @p head are the
+// block's shared memory. Every thread of the block calls it.
+__device__ void receive_block(const volatile unsigned long long *word, unsigned long long value,
+                              char *dst, const char *src, unsigned long long max,
+                              volatile unsigned long long *len, unsigned tiny_flag,
+                              unsigned long long &total, unsigned long long &from, uint4 *head) {
   // A tiny receive: its message in flagged words (TinyWords), polled by the block with the
   // completion word; only where the word is reached without them does the length-word path
   // below run.
   // (A block too small to load every word with the completion word takes the length words.)
-  if (then.tiny_flag && max <= TinyWords::kBytes && tiny_words(max) < blockDim.x &&
-      poll_tiny(word, value, len + TinyWords::kAt, max, then.tiny_flag,
+  if (tiny_flag && max <= TinyWords::kBytes && tiny_words(max) < blockDim.x &&
+      poll_tiny(word, value, len + TinyWords::kAt, max, tiny_flag,
                 reinterpret_cast<unsigned *>(head), &total)) {
     copy_bytes(dst, reinterpret_cast<const char *>(head), total < max ? total : max);
-    if (threadIdx.x == 0) wait_then(then);
     return;
   }
   if (threadIdx.x == 0) spin_acquire(word, value);
@@ -429,9 +428,39 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
                                : src;
   copy_bytes(dst, at, n);
   announce_copied(len, from, nullptr);
+}
+
+__global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
+                               char *dst, const char *src, unsigned long long max,
+                               volatile unsigned long long *len, ThenWaits then) {
+  griddep_wait();
+  __shared__ unsigned long long total, from;
+  __shared__ uint4 head[kSpeculate / sizeof(uint4)];
+  pre_copies_and_write(then);
+  receive_block(word, value, dst, src, max, len, then.tiny_flag, total, from, head);
   // After the copy and its announcement: a send these wait for may complete only once the
   // peer has copied a message of ours (Stager::waits_first).
   if (threadIdx.x == 0) wait_then(then);
+}
+
+// Several staged receives of one MPIX_Waitall_enqueue as one kernel, a block per receive (each as
+// wait_then_copy's one block; dst null: only the wait): block 0 makes the pre work first (the
+// trigger may post the receives the other blocks wait for; blocks start in index order, so it
+// runs before any of them waits for long), and the other waits after its own copy.
+__global__ void wait_then_copy_many(FusedReceives r, ThenWaits then) {
+  griddep_wait();
+  __shared__ unsigned long long total, from;
+  __shared__ uint4 head[kSpeculate / sizeof(uint4)];
+  const unsigned b = blockIdx.x;
+  if (b == 0) pre_copies_and_write(then);
+  const auto *word = reinterpret_cast<const volatile unsigned long long *>(r.word[b]);
+  if (r.dst[b])
+    receive_block(word, r.value[b], reinterpret_cast<char *>(r.dst[b]),
+                  reinterpret_cast<const char *>(r.src[b]), r.max[b],
+                  reinterpret_cast<volatile unsigned long long *>(r.len[b]), r.tiny_flag[b], total,
+                  from, head);
+  else if (threadIdx.x == 0) spin_acquire(word, r.value[b]);
+  if (b == 0 && threadIdx.x == 0) wait_then(then);
 }
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
@@ -616,6 +645,12 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
       then);
 }
 
+Status CudaApi::wait_copy_many_kernel(stream_t s, const FusedReceives &r, const ThenWaits &then) {
+  if (r.n == 0 || r.n > FusedReceives::kMax)
+    return make_status(MPI_ERR_INTERN, "%u fused receives for one kernel", r.n);
+  return launch_kernel(wait_then_copy_many, r.n, 256, s, r, then);
+}
+
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,
                                    const uint64_t *len_word, uint64_t skip, int slot,
                                    uint64_t ticket, bool gated) {
@@ -685,6 +720,8 @@ Status CudaApi::load_kernels() {
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, waits_copy_store));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy_grid));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_then_copy_many));
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copies_then_store));
   return {};
 }
 

@@ -256,6 +256,11 @@ Status HipApi::wait_copy_prefix_kernel(stream_t, uint64_t, uint64_t, void *, con
                      "a fused wait and copy needs mpix's HIP kernels (build with hipcc)");
 }
 
+Status HipApi::wait_copy_many_kernel(stream_t, const FusedReceives &, const ThenWaits &) {
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "fused waits and copies need mpix's HIP kernels (build with hipcc)");
+}
+
 Status HipApi::load_kernels() { return {}; }
 
 }  // namespace mpix

@@ -118,6 +118,7 @@ struct HipApi {
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket,
                                         const ThenWaits &then);
+  static Status wait_copy_many_kernel(stream_t s, const FusedReceives &r, const ThenWaits &then);
   // A fused receive larger than one block runs on a grid whose blocks meet in device words of
   // their stream's own (@p slot, from fuse_slot_acquire; -1: one block), told apart per launch
   // by @p ticket (a new value each time on the slot). Slots are never given back: a process

@@ -88,12 +88,20 @@ class HostExecStream final : public ExecStream {
   bool can_copy_prefix_staged(int) override { return true; }
   // MPIX_HOST_FUSE (tests): the fused paths a CUDA stream takes, each done by the base class as
   // the items it stands for (ExecStream::copy_then_write, wait_then_copy_prefix, ...).
-  bool can_fuse_copy(const void *, const void *, std::size_t bytes) override {
+  static bool fuse_on() {
     static const bool on = std::strcmp(setting_str(GpuSetting::host_fuse), "on") == 0;
-    return on && bytes <= kMaxFusedCopy;
+    return on;
+  }
+  bool can_fuse_copy(const void *, const void *, std::size_t bytes) override {
+    return fuse_on() && bytes <= kMaxFusedCopy;
   }
   bool can_fuse_staged(std::size_t bytes, int) override {
     return can_fuse_copy(nullptr, nullptr, bytes);
+  }
+  // A Waitall's fused receives in one operation: here each its own wait_then_copy_prefix (the
+  // base class), so that the grouping runs in CI as a CUDA stream's one kernel groups them.
+  bool fuses_many(std::size_t max_bytes) const override {
+    return fuse_on() && max_bytes <= kMaxFusedCopy;
   }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                            const uint64_t *len_word, uint64_t skip, bool gated) override {
