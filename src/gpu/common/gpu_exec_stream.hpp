@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 
 #include "base/waiter.hpp"
@@ -368,8 +369,10 @@ class GpuExecStream final : public ExecStream {
     return fold || nthen == 0 ? Status{} : batch(then, nthen);
   }
 
+  // MPIX_WAITALL_FUSE=one only, until the kernel has run on a GPU in its final form.
   bool fuses_many(std::size_t max_bytes) const override {
-    return Api::kHasKernels && mode_ != TriggerMode::hostfn &&
+    static const bool one = std::strcmp(setting_str(GpuSetting::waitall_fuse), "one") == 0;
+    return one && Api::kHasKernels && mode_ != TriggerMode::hostfn &&
            Api::fused_receive_one_block(max_bytes, fuse_slot_);
   }
   // One kernel per FusedReceives::kMax receives, a block each (wait_copy_many_kernel): the first

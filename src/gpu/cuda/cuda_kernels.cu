@@ -160,12 +160,14 @@ __global__ void copy_piece_list(const CopyPiece *pieces, unsigned long long n) {
 // skip is where this piece starts in the message. len[1], read likewise, is where the message
 // is when it is not at src: a GPU-direct message, in its sender's memory mapped here.
 // Grid-stride over words of W bytes (W divides dst - src); the bytes before dst's first
-// W-aligned address and after the last whole word go one by one.
+// W-aligned address and after the last whole word go one by one. @p block: by the calling block
+// alone (a block of a grid whose blocks each copy something else: wait_then_copy_many).
 template <class W>
-__device__ void copy_prefix_words(char *dst, const char *src, unsigned long long n) {
+__device__ void copy_prefix_words(char *dst, const char *src, unsigned long long n, bool block) {
   const unsigned long long tid =
-      blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
-  const unsigned long long nthreads = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+      block ? threadIdx.x : blockIdx.x * static_cast<unsigned long long>(blockDim.x) + threadIdx.x;
+  const unsigned long long nthreads =
+      block ? blockDim.x : static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   unsigned long long head =
       (sizeof(W) - reinterpret_cast<unsigned long long>(dst) % sizeof(W)) % sizeof(W);
   if (head > n) head = n;
@@ -176,26 +178,28 @@ __device__ void copy_prefix_words(char *dst, const char *src, unsigned long long
   for (unsigned long long i = head + words * sizeof(W) + tid; i < n; i += nthreads) dst[i] = src[i];
 }
 
-// n bytes by the grid, in the widest words the skew between the two buffers allows.
-__device__ void copy_bytes(char *dst, const char *src, unsigned long long n) {
+// n bytes by the grid (@p block: by the calling block alone), in the widest words the skew
+// between the two buffers allows.
+__device__ void copy_bytes(char *dst, const char *src, unsigned long long n, bool block = false) {
   const unsigned long long skew =
       reinterpret_cast<unsigned long long>(dst) - reinterpret_cast<unsigned long long>(src);
-  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n);
-  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n);
-  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n);
-  else copy_prefix_words<unsigned char>(dst, src, n);
+  if (skew % 16 == 0) copy_prefix_words<uint4>(dst, src, n, block);
+  else if (skew % 8 == 0) copy_prefix_words<unsigned long long>(dst, src, n, block);
+  else if (skew % 4 == 0) copy_prefix_words<unsigned int>(dst, src, n, block);
+  else copy_prefix_words<unsigned char>(dst, src, n, block);
 }
 
 // A GPU-direct message copied from its sender's memory (@p from, len[1], not 0): once every
 // block has copied its share, the last one sets len[3], on which the receiver's agent answers
 // the sender (its buffer is free again). @p count: the grid's device counter (null for one
-// block), left at 0 for the stream's next launch.
+// block), left at 0 for the stream's next launch. @p block: the calling block copied the whole
+// message (a block of wait_then_copy_many): it announces alone.
 __device__ void announce_copied(volatile unsigned long long *len, unsigned long long from,
-                                unsigned long long *count) {
+                                unsigned long long *count, bool block = false) {
   if (!from) return;
   __syncthreads();
   if (threadIdx.x != 0) return;
-  if (gridDim.x > 1) {
+  if (!block && gridDim.x > 1) {
     __threadfence();
     if (atomicAdd(count, 1ull) != gridDim.x - 1) return;
     *count = 0;
@@ -288,7 +292,7 @@ __device__ void pre_copies_and_write(const ThenWaits &then) {
   if (then.npre) {
     for (unsigned i = 0; i < then.npre; ++i)
       copy_bytes(reinterpret_cast<char *>(then.pre_dst[i]),
-                 reinterpret_cast<const char *>(then.pre_src[i]), then.pre_len[i]);
+                 reinterpret_cast<const char *>(then.pre_src[i]), then.pre_len[i], true);
     __syncthreads();
   }
   if (threadIdx.x == 0) write_pre(then);
@@ -402,7 +406,7 @@ __device__ void receive_block(const volatile unsigned long long *word, unsigned 
   if (tiny_flag && max <= TinyWords::kBytes && tiny_words(max) < blockDim.x &&
       poll_tiny(word, value, len + TinyWords::kAt, max, tiny_flag,
                 reinterpret_cast<unsigned *>(head), &total)) {
-    copy_bytes(dst, reinterpret_cast<const char *>(head), total < max ? total : max);
+    copy_bytes(dst, reinterpret_cast<const char *>(head), total < max ? total : max, true);
     return;
   }
   if (threadIdx.x == 0) spin_acquire(word, value);
@@ -426,8 +430,8 @@ __device__ void receive_block(const volatile unsigned long long *word, unsigned 
   const char *at = from        ? reinterpret_cast<const char *>(from)
                    : speculate ? reinterpret_cast<const char *>(head)
                                : src;
-  copy_bytes(dst, at, n);
-  announce_copied(len, from, nullptr);
+  copy_bytes(dst, at, n, true);
+  announce_copied(len, from, nullptr, true);
 }
 
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
