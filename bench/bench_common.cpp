@@ -144,14 +144,22 @@ void write_json(const Options &o, const char *bench, const char *key,
   std::fclose(f);
 }
 
-HostStreamComm::HostStreamComm() {
-  if (mpix_host_stream_create(&host_stream) != 0) check(MPI_ERR_OTHER, "mpix_host_stream_create");
+MPIX_Stream make_stream(const char *type, const void *handle, std::size_t size,
+                        const char *trigger) {
   MPI_Info info;
   MPI_Info_create(&info);
-  MPI_Info_set(info, "type", "mpix_host_stream");
-  check(MPIX_Info_set_hex(info, "value", &host_stream, sizeof host_stream), "MPIX_Info_set_hex");
-  check(MPIX_Stream_create(info, &stream), "MPIX_Stream_create");
+  MPI_Info_set(info, "type", type);
+  if (trigger) MPI_Info_set(info, "mpix_trigger", trigger);
+  check(MPIX_Info_set_hex(info, "value", handle, static_cast<int>(size)), "MPIX_Info_set_hex");
+  MPIX_Stream st = MPIX_STREAM_NULL;
+  check(MPIX_Stream_create(info, &st), "MPIX_Stream_create");
   MPI_Info_free(&info);
+  return st;
+}
+
+HostStreamComm::HostStreamComm() {
+  if (mpix_host_stream_create(&host_stream) != 0) check(MPI_ERR_OTHER, "mpix_host_stream_create");
+  stream = make_stream("mpix_host_stream", &host_stream, sizeof host_stream);
   check(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &comm), "MPIX_Stream_comm_create");
 }
 

@@ -62,6 +62,11 @@ RunInfo run_info();
 // Writes {"benchmark":..., "mode":..., ..., "results":[{"size":..,"<key>":..}]} on rank 0.
 void write_json(const Options &o, const char *bench, const char *key, const std::vector<Row> &rows);
 
+// An MPIX stream of the native stream handle at @p handle (@p size bytes) of MPI_Info "type"
+// @p type, with the "mpix_trigger" key where @p trigger is not null.
+MPIX_Stream make_stream(const char *type, const void *handle, std::size_t size,
+                        const char *trigger = nullptr);
+
 // An enqueue-capable host-stream communicator for the host modes.
 struct HostStreamComm {
   mpix_host_stream_t host_stream = nullptr;

@@ -43,6 +43,10 @@ struct GpuCtx {
   MPI_Comm comm_for(const std::string &trigger);
 };
 
+// Makes the GPU of the rank's place on its node (local rank % devices) current; returns it, and
+// the number of devices in *@p ndev.
+int use_local_gpu(int *ndev);
+
 // The process's GPU context, made on first use (after MPI_Init) from the options.
 GpuCtx &gpu_ctx(const Options &o);
 

@@ -38,14 +38,7 @@ void GpuCtx::reserve(std::size_t bytes, int slots) {
 MPI_Comm GpuCtx::comm_for(const std::string &trigger) {
   auto it = comms.find(trigger);
   if (it != comms.end()) return it->second;
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "type", "cudaStream_t");
-  MPI_Info_set(info, "mpix_trigger", trigger.c_str());
-  check(MPIX_Info_set_hex(info, "value", &s, sizeof s), "MPIX_Info_set_hex");
-  MPIX_Stream st;
-  check(MPIX_Stream_create(info, &st), "MPIX_Stream_create");
-  MPI_Info_free(&info);
+  MPIX_Stream st = make_stream("cudaStream_t", &s, sizeof s, trigger.c_str());
   MPI_Comm c;
   check(MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &c), "MPIX_Stream_comm_create");
   streams[trigger] = st;
@@ -53,19 +46,25 @@ MPI_Comm GpuCtx::comm_for(const std::string &trigger) {
   return c;
 }
 
+int use_local_gpu(int *ndev) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  cuda_check(cudaGetDeviceCount(ndev), "cudaGetDeviceCount");
+  const int device = local % *ndev;
+  cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  return device;
+}
+
 GpuCtx &gpu_ctx(const Options &o) {
   static GpuCtx *g = [&] {
     auto *c = new GpuCtx;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     c->peer = c->rank ^ 1;  // pairs (0, 1), (2, 3), ...
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int local = 0, ndev = 0;
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-    cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
-    c->device = local % ndev;
-    cuda_check(cudaSetDevice(c->device), "cudaSetDevice");
+    int ndev = 0;
+    c->device = use_local_gpu(&ndev);
     // --host-wait: how host threads wait in cudaStreamSynchronize (also what
     // MPIX_Stream_synchronize calls on a CUDA stream). The default (auto) spins when the
     // process has fewer contexts than CPUs. Set before the bench's first use of the context;

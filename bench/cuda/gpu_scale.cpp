@@ -16,12 +16,7 @@ struct CudaScaleComm final : ScaleComm {
   MPI_Comm c = MPI_COMM_NULL;
   CudaScaleComm() {
     cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "type", "cudaStream_t");
-    check(MPIX_Info_set_hex(info, "value", &s, sizeof s), "MPIX_Info_set_hex");
-    check(MPIX_Stream_create(info, &stream), "MPIX_Stream_create");
-    MPI_Info_free(&info);
+    stream = make_stream("cudaStream_t", &s, sizeof s);
     check(MPIX_Stream_comm_create(MPI_COMM_WORLD, stream, &c), "MPIX_Stream_comm_create");
   }
   ~CudaScaleComm() override {
@@ -37,13 +32,8 @@ struct CudaScaleComm final : ScaleComm {
 struct CudaScaleBackend final : ScaleBackend {
   bool device;
   explicit CudaScaleBackend(bool device_buffers) : device(device_buffers) {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int local = 0, ndev = 0;
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-    cuda_check(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
-    cuda_check(cudaSetDevice(local % ndev), "cudaSetDevice");
+    int ndev = 0;
+    use_local_gpu(&ndev);
   }
   const char *name() const override {
     return device ? "CUDA streams, device buffers" : "CUDA streams, pinned host buffers";

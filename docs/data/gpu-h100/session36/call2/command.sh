@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS, on 6131b15 (code of 771b0e4).
 # Session 36 call 2: 771b0e4 -- a Waitall's fused receives in one kernel, a block per receive --
 # against old/ = bee55b7 (a kernel per receive; the 255-operation batch fix in both). The gpu
 # tests whose Waitalls take the new kernel first (p2p / pipeline / semantics / datatype / direct
