@@ -1,6 +1,5 @@
 #include "core/enqueue.hpp"
 
-#include <algorithm>
 #include <memory>
 
 #include "base/log.hpp"
@@ -475,12 +474,17 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       // the deferred trigger and copies out go first in it, the other waits after the copies.
       if (fuses_as_one(*ex, ops, waits_first, fused)) {
         MPIX_TRY(wait_and_copy_in_many(s, *ex, ops, waits_first, fused, waits));
+        // The other staged ops' copies in, after their waits (both lists ascend, as k does).
+        std::size_t next_first = 0, next_fused = 0;
         for (int k = i; staged && k < end; ++k) {
           if (!ops[k] || !ops[k]->stager) continue;
-          if (std::find(waits_first.begin(), waits_first.end(), k) != waits_first.end() ||
-              std::find(fused.begin(), fused.end(), k) != fused.end())
-            continue;
-          MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
+          if (next_first < waits_first.size() && waits_first[next_first] == k) {
+            ++next_first;
+          } else if (next_fused < fused.size() && fused[next_fused] == k) {
+            ++next_fused;
+          } else {
+            MPIX_TRY(ops[k]->stager->after_wait(*ex, s.trigger_word(), s.peek_next_threshold()));
+          }
         }
       } else {
         MPIX_TRY(wait_and_copy_in_each(s, ex, ops, waits_first, fused, waits, i, end, staged));

@@ -66,7 +66,7 @@ struct FusedReceive {
   uint32_t tiny_flag;
 };
 // FusedReceive as the CUDA kernel takes it (a kernel argument, passed by value: a launch takes up
-// to kMaxFusedReceives receives).
+// to kMax receives).
 struct FusedReceives {
   static constexpr unsigned kMax = 16;
   unsigned n;
@@ -262,6 +262,7 @@ class ExecStream {
     (void)max_bytes;
     return false;
   }
+  // (@p n >= 1; wait_then_copy_prefix's pre and then with the first and the last.)
   Status wait_then_copy_prefix_each(const FusedReceive *r, std::size_t n, const StreamMemOp *then,
                                     std::size_t nthen, const PreWork *pre) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -276,10 +277,6 @@ class ExecStream {
       MPIX_TRY(wait_then_copy_prefix(r[i].word, r[i].value, r[i].dst, r[i].src, r[i].max_bytes,
                                      r[i].len_word, r[i].tiny_flag, last ? then : nullptr,
                                      last ? nthen : 0, p));
-    }
-    if (n == 0) {
-      if (pre) MPIX_TRY(run_pre(*pre));
-      if (nthen) MPIX_TRY(batch(then, nthen));
     }
     return {};
   }

@@ -84,18 +84,12 @@ Status StreamStager::wait_and_copy_in(ExecStream &ex, const uint64_t *done_word,
                                       uint64_t done_value, const uint64_t *trigger_word,
                                       uint64_t next_threshold, const StreamMemOp *then,
                                       std::size_t nthen, const PreWork *pre) {
-  // Claimed like after_wait's copy: a host MPI_Wait that came first copied already, and the
-  // stream then only waits.
-  if (!claim_copy_in()) {
-    if (pre) MPIX_TRY(ex.run_pre(*pre));
-    MPIX_TRY(ex.wait_value(done_word, done_value));
-    return nthen ? ex.batch(then, nthen) : Status{};
-  }
-  const StagedCopy &c = b_.in;
-  MPIX_TRY(ex.wait_then_copy_prefix(done_word, done_value, c.user, c.bounce, c.bytes, b_.len_word,
-                                    tiny_copy_in() ? b_.tiny_flag : 0, then, nthen, pre));
-  b_.release_word = trigger_word;
-  b_.release_value = next_threshold;
+  // One receive of the group form: not claimed (a host MPI_Wait that came first copied already),
+  // the stream only waits.
+  FusedReceive part{done_word, done_value, nullptr, nullptr, 0, nullptr, 0};
+  const bool claimed = claim_fused_receive(&part);
+  MPIX_TRY(ex.wait_then_copy_prefix_each(&part, 1, then, nthen, pre));
+  if (claimed) copy_in_enqueued(trigger_word, next_threshold);
   return {};
 }
 
@@ -104,6 +98,7 @@ bool StreamStager::fuses_many(ExecStream &ex) const {
 }
 
 bool StreamStager::claim_fused_receive(FusedReceive *part) {
+  // Claimed like after_wait's copy.
   if (!claim_copy_in()) return false;
   const StagedCopy &c = b_.in;
   part->dst = c.user;
