@@ -369,9 +369,9 @@ class GpuExecStream final : public ExecStream {
     return fold || nthen == 0 ? Status{} : batch(then, nthen);
   }
 
-  // MPIX_WAITALL_FUSE=one only, until the kernel has run on a GPU in its final form.
+  // Not under MPIX_WAITALL_FUSE=each (a kernel per receive).
   bool fuses_many(std::size_t max_bytes) const override {
-    static const bool one = std::strcmp(setting_str(GpuSetting::waitall_fuse), "one") == 0;
+    static const bool one = std::strcmp(setting_str(GpuSetting::waitall_fuse), "each") != 0;
     return one && Api::kHasKernels && mode_ != TriggerMode::hostfn &&
            Api::fused_receive_one_block(max_bytes, fuse_slot_);
   }

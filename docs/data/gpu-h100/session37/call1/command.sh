@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in halo2x2) under CUDA MPS.
 # Session 37 call 1 (f2d3518): the one-kernel Waitall (MPIX_WAITALL_FUSE=one; session 36's fixed
 # form, never run on a GPU) through its gpu test variants first, then the rest of the gpu suite
 # (gpu_p2p's 600-request Waitall on the default path among them). Then, alternating
