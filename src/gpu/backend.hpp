@@ -66,10 +66,12 @@ struct FusedReceive {
   uint32_t tiny_flag;
 };
 // FusedReceive as the CUDA kernel takes it (a kernel argument, passed by value: a launch takes up
-// to kMax receives).
+// to kMax receives, on up to kMaxBlocks blocks; blocks: each receive's, 1 to 16).
 struct FusedReceives {
   static constexpr unsigned kMax = 16;
+  static constexpr unsigned kMaxBlocks = 64;
   unsigned n;
+  uint8_t blocks[kMax];
   uint32_t tiny_flag[kMax];
   uint64_t word[kMax], value[kMax], dst[kMax], src[kMax], max[kMax], len[kMax];
 };
@@ -254,10 +256,10 @@ class ExecStream {
     return nthen ? batch(then, nthen) : Status{};
   }
   // Several fused receives of one MPIX_Waitall_enqueue in one stream operation where the stream
-  // can (fuses_many said yes for each): a GPU stream's one kernel, a block per receive, instead
-  // of a kernel launch per receive (~4 us of host time each under CUDA MPS). @p pre (or null)
-  // goes before every wait; the @p nthen waits of @p then after the copies (in the kernel where
-  // they are few). Here, as wait_then_copy_prefix for one receive after the other.
+  // can (fuses_many said yes for each): a GPU stream's one kernel, each receive on its blocks,
+  // instead of a kernel launch per receive (~4 us of host time each under CUDA MPS). @p pre (or
+  // null) goes before every wait; the @p nthen waits of @p then after the copies (in the kernel
+  // where they are few). Here, as wait_then_copy_prefix for one receive after the other.
   virtual bool fuses_many(std::size_t max_bytes) const {
     (void)max_bytes;
     return false;

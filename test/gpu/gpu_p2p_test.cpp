@@ -1,7 +1,8 @@
 // The multi-rank enqueue suite on CUDA streams, run once per trigger mode (CTest sets
 // MPIX_TRIGGER), each pattern with device, managed, pinned host and pageable host buffers:
 // a ring, blocking calls, messages past the eager limit, 10,000 ops checked one by one (and
-// Waitalls of 600 requests: several batches of stream memory operations),
+// Waitalls of 600 requests: several batches of stream memory operations; and of receives of
+// one and several blocks each),
 // wildcard receives, host completion of staged receives, allreduce, streams on every device.
 #include <cuda.h>
 
@@ -144,6 +145,56 @@ TEST_CASE("10,000 enqueued ops per rank on a CUDA stream, every message checked"
 // (session 36: mpix_scale -d cuda with 1,000 in flight failed with CUDA_ERROR_INVALID_VALUE).
 TEST_CASE("one MPIX_Waitall_enqueue of 600 requests on a CUDA stream", "[gpu][p2p][stress]") {
   ring_batches(300, 3);
+}
+
+// A Waitall's staged device receives go in one kernel, each on a block per 4 KiB (up to 16
+// receives and 64 blocks a launch): 18 receives of 1 B to 64 KiB at odd offsets in one
+// allocation, some longer than their message (the bytes past it must stay), three rounds.
+TEST_CASE("one MPIX_Waitall_enqueue of device receives of one and of several blocks each",
+          "[gpu][p2p]") {
+  const int rank = world_rank(), size = world_size();
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  CudaStreamComm s;
+  const std::vector<int> sizes = {8,     4096, 4097,  8191, 20000, 65536, 3,     40000, 12288,
+                                  65535, 1,    30000, 16,   50000, 4100,  65536, 7,     60000};
+  const int n = static_cast<int>(sizes.size());
+  std::vector<std::size_t> at(n + 1, 0);
+  for (int i = 0; i < n; ++i) at[i + 1] = at[i] + sizes[i] + 1 + i % 5;  // odd offsets
+  GpuBuf out(Place::device, at[n]), in(Place::device, at[n]);
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    std::vector<unsigned char> v(at[n]);
+    for (std::size_t k = 0; k < at[n]; ++k) v[k] = pattern_byte(round * 10 + rank, k);
+    s.sync();
+    out.write(v);
+    in.write(std::vector<unsigned char>(at[n], 0xEE));
+    std::vector<MPI_Request> reqs(2 * n);
+    std::vector<int> len(n);
+    for (int i = 0; i < n; ++i) {
+      len[i] = i % 3 == 0 ? sizes[i] - sizes[i] / 3 : sizes[i];  // every third: a shorter message
+      REQUIRE(MPIX_Irecv_enqueue(in.as<unsigned char>() + at[i], sizes[i], MPI_BYTE, prev, i,
+                                 s.comm, &reqs[i]) == MPI_SUCCESS);
+    }
+    for (int i = 0; i < n; ++i)
+      REQUIRE(MPIX_Isend_enqueue(out.as<unsigned char>() + at[i], len[i], MPI_BYTE, next, i, s.comm,
+                                 &reqs[n + i]) == MPI_SUCCESS);
+    std::vector<MPI_Status> st(2 * n);
+    REQUIRE(MPIX_Waitall_enqueue(2 * n, reqs.data(), st.data()) == MPI_SUCCESS);
+    s.sync();
+    auto got = in.read<unsigned char>(at[n]);
+    for (int i = 0; i < n; ++i) {
+      INFO("receive " << i << " of " << sizes[i] << " bytes, message " << len[i]);
+      std::size_t bad = 0, kept = 0;
+      for (int k = 0; k < len[i]; ++k)
+        bad += got[at[i] + k] != pattern_byte(round * 10 + prev, at[i] + k);
+      for (std::size_t k = at[i] + len[i]; k < at[i + 1]; ++k) kept += got[k] == 0xEE;
+      CHECK(bad == 0);
+      CHECK(kept == at[i + 1] - at[i] - len[i]);
+      int count = -1;
+      MPI_Get_count(&st[i], MPI_BYTE, &count);
+      CHECK(count == len[i]);
+    }
+  }
 }
 
 TEST_CASE("ANY_SOURCE / ANY_TAG receives into device memory; status names the sender",

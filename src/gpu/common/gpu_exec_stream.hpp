@@ -266,6 +266,13 @@ class GpuExecStream final : public ExecStream {
     return Api::copy_write_kernel(s_, dst, src, bytes, dev_word, value);
   }
 
+  // One wait_copy_many_kernel launch of @p fr, told apart by a new ticket on the stream's slot.
+  Status launch_many(const FusedReceives &fr, const ThenWaits &tw) {
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::wait_copy_many_kernel(s_, fr, fuse_slot_,
+                                      fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1, tw);
+  }
   // @p ops as a kernel's list of waits (device addresses), where they are at most
   // kMaxThenWaits and all waits; *@p tw stays empty (n 0) where not.
   // What a fused receive kernel does before it waits: false where the kernel cannot (copies
@@ -370,48 +377,48 @@ class GpuExecStream final : public ExecStream {
   }
 
   // Not under MPIX_WAITALL_FUSE=each (a kernel per receive).
-  bool fuses_many(std::size_t max_bytes) const override {
+  bool fuses_many(std::size_t) const override {
     static const bool one = std::strcmp(setting_str(GpuSetting::waitall_fuse), "each") != 0;
-    return one && Api::kHasKernels && mode_ != TriggerMode::hostfn &&
-           Api::fused_receive_one_block(max_bytes, fuse_slot_);
+    return one && Api::kHasKernels && mode_ != TriggerMode::hostfn;
   }
-  // One kernel per FusedReceives::kMax receives, a block each (wait_copy_many_kernel): the first
+  // As few kernels as FusedReceives takes (kMax receives, kMaxBlocks blocks a launch), each
+  // receive on the blocks a kernel of its own would take (wait_copy_many_kernel): the first
   // makes @p pre where it can, the last the waits of @p then where they are few (else a batch
   // after it).
   Status wait_then_copy_prefix_many(const FusedReceive *r, std::size_t n, const StreamMemOp *then,
                                     std::size_t nthen, const PreWork *pre) override {
     if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || n < 2)
       return wait_then_copy_prefix_each(r, n, then, nthen, pre);
-    ThenWaits first{};
-    if (pre && !fold_pre(*pre, 0, &first)) {
+    ThenWaits tw{};
+    if (pre && !fold_pre(*pre, 0, &tw)) {
       MPIX_TRY(run_pre(*pre));
-      first = ThenWaits{};
+      tw = ThenWaits{};
     }
-    for (std::size_t off = 0; off < n; off += FusedReceives::kMax) {
-      const std::size_t m = n - off < FusedReceives::kMax ? n - off : FusedReceives::kMax;
-      const bool last = off + m == n;
-      FusedReceives fr{};
-      fr.n = static_cast<unsigned>(m);
-      for (std::size_t i = 0; i < m; ++i) {
-        const FusedReceive &x = r[off + i];
-        MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(x.word), &fr.word[i]));
-        fr.value[i] = x.value;
-        fr.dst[i] = reinterpret_cast<uint64_t>(x.dst);
-        fr.src[i] = reinterpret_cast<uint64_t>(x.src);
-        fr.max[i] = x.max_bytes;
-        fr.len[i] = reinterpret_cast<uint64_t>(x.len_word);
-        fr.tiny_flag[i] = x.tiny_flag;
+    FusedReceives fr{};
+    unsigned blocks = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const FusedReceive &x = r[i];
+      const unsigned nb = x.dst ? Api::fused_receive_blocks(x.max_bytes, fuse_slot_) : 1u;
+      if (fr.n == FusedReceives::kMax || blocks + nb > FusedReceives::kMaxBlocks) {
+        MPIX_TRY(launch_many(fr, tw));
+        fr = FusedReceives{};
+        tw = ThenWaits{};
+        blocks = 0;
       }
-      ThenWaits tw = off == 0 ? first : ThenWaits{};
-      const bool fold = last && fold_waits(then, nthen, &tw);
-      {
-        DeviceGuard<Api> g(device_);
-        MPIX_TRY(g.status());
-        MPIX_TRY(Api::wait_copy_many_kernel(s_, fr, tw));
-      }
-      if (last && !fold && nthen) MPIX_TRY(batch(then, nthen));
+      const unsigned k = fr.n++;
+      MPIX_TRY(signals_->device_address(const_cast<uint64_t *>(x.word), &fr.word[k]));
+      fr.blocks[k] = static_cast<uint8_t>(nb);
+      fr.value[k] = x.value;
+      fr.dst[k] = reinterpret_cast<uint64_t>(x.dst);
+      fr.src[k] = reinterpret_cast<uint64_t>(x.src);
+      fr.max[k] = x.max_bytes;
+      fr.len[k] = reinterpret_cast<uint64_t>(x.len_word);
+      fr.tiny_flag[k] = x.tiny_flag;
+      blocks += nb;
     }
-    return {};
+    const bool fold = fold_waits(then, nthen, &tw);
+    MPIX_TRY(launch_many(fr, tw));
+    return !fold && nthen ? batch(then, nthen) : Status{};
   }
 
   Status synchronize() override {

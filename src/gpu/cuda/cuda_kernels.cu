@@ -447,24 +447,87 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   if (threadIdx.x == 0) wait_then(then);
 }
 
-// Several staged receives of one MPIX_Waitall_enqueue as one kernel, a block per receive (each as
-// wait_then_copy's one block; dst null: only the wait): block 0 makes the pre work first (the
-// trigger may post the receives the other blocks wait for; blocks start in index order, so it
-// runs before any of them waits for long), and the other waits after its own copy.
-__global__ void wait_then_copy_many(FusedReceives r, ThenWaits then) {
+// A fused receive's device words for its blocks to meet in when it spans several blocks of
+// wait_then_copy_many (as g_fuse_slots for wait_then_copy_grid, below): per stream slot and
+// receive of a launch, {ticket, length, source, blocks done}.
+__device__ unsigned long long g_many_slots[CudaApi::kFuseSlots][FusedReceives::kMax][4];
+
+// Block @p k of the @p nb blocks of a staged receive in wait_then_copy_many (nb > 1): block 0
+// waits for the completion word, reads the length words and tells the others through @p s
+// (ticket last), as wait_then_copy_grid's blocks meet; then each block copies its share of the
+// message, and for a GPU-direct message the last block done announces the copy. Every thread of
+// the block calls it.
+__device__ void receive_share(const volatile unsigned long long *word, unsigned long long value,
+                              char *dst, const char *src, unsigned long long max,
+                              volatile unsigned long long *len, unsigned k, unsigned nb,
+                              volatile unsigned long long *s, unsigned long long ticket,
+                              unsigned long long &total, unsigned long long &from) {
+  if (threadIdx.x == 0) {
+    if (k == 0) {
+      spin_acquire(word, value);
+      const LenWords w = load_len(len);
+      wait_gate(w);
+      total = w.total;
+      from = w.from;
+      s[1] = total;
+      s[2] = from;
+      __threadfence();
+      s[0] = ticket;
+    } else {
+      while (s[0] != ticket) {
+      }
+      __threadfence();
+      total = s[1];
+      from = s[2];
+    }
+  }
+  __syncthreads();
+  const unsigned long long n = total < max ? total : max;
+  // Shares of whole 16-byte words (so every share keeps the buffers' skew and alignment).
+  const unsigned long long share = ((max + nb - 1) / nb + 15) / 16 * 16;
+  const unsigned long long at = k * share;
+  if (at < n)
+    copy_bytes(dst + at, (from ? reinterpret_cast<const char *>(from) : src) + at,
+               n - at < share ? n - at : share, true);
+  if (!from) return;
+  // As announce_copied, over this receive's blocks only.
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  if (atomicAdd(const_cast<unsigned long long *>(&s[3]), 1ull) != nb - 1) return;
+  s[3] = 0;
+  __threadfence();
+  store_release(len + 3, 1, false);
+}
+
+// Several staged receives of one MPIX_Waitall_enqueue as one kernel, each on its blocks
+// (r.blocks: one as wait_then_copy's block, or several as wait_then_copy_grid's grid, meeting in
+// g_many_slots[slot]; dst null: only the wait, one block): block 0 makes the pre work first (the
+// trigger may post the receives the others wait for; blocks start in index order, so it runs
+// before any of them waits for long, and a receive's first block before its others), and the
+// other waits after its own copy.
+__global__ void wait_then_copy_many(FusedReceives r, int slot, unsigned long long ticket,
+                                    ThenWaits then) {
   griddep_wait();
   __shared__ unsigned long long total, from;
   __shared__ uint4 head[kSpeculate / sizeof(uint4)];
-  const unsigned b = blockIdx.x;
-  if (b == 0) pre_copies_and_write(then);
-  const auto *word = reinterpret_cast<const volatile unsigned long long *>(r.word[b]);
-  if (r.dst[b])
-    receive_block(word, r.value[b], reinterpret_cast<char *>(r.dst[b]),
-                  reinterpret_cast<const char *>(r.src[b]), r.max[b],
-                  reinterpret_cast<volatile unsigned long long *>(r.len[b]), r.tiny_flag[b], total,
-                  from, head);
-  else if (threadIdx.x == 0) spin_acquire(word, r.value[b]);
-  if (b == 0 && threadIdx.x == 0) wait_then(then);
+  // This block's receive (i) and which of its blocks it is (k).
+  unsigned i = 0, k = blockIdx.x;
+  while (i + 1 < r.n && k >= r.blocks[i]) k -= r.blocks[i++];
+  if (blockIdx.x == 0) pre_copies_and_write(then);
+  const auto *word = reinterpret_cast<const volatile unsigned long long *>(r.word[i]);
+  char *dst = reinterpret_cast<char *>(r.dst[i]);
+  const char *src = reinterpret_cast<const char *>(r.src[i]);
+  auto *len = reinterpret_cast<volatile unsigned long long *>(r.len[i]);
+  if (!dst) {
+    if (threadIdx.x == 0) spin_acquire(word, r.value[i]);
+  } else if (r.blocks[i] > 1) {
+    receive_share(word, r.value[i], dst, src, r.max[i], len, k, r.blocks[i], g_many_slots[slot][i],
+                  ticket, total, from);
+  } else {
+    receive_block(word, r.value[i], dst, src, r.max[i], len, r.tiny_flag[i], total, from, head);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) wait_then(then);
 }
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
@@ -618,14 +681,12 @@ Status CudaApi::copies_write_kernel(stream_t s, const ThenWaits &then) {
   return launch_kernel(copies_then_store, 1, 256, s, then);
 }
 
-namespace {
 // A fused receive's grid: a block per 4 KiB, up to 16 (the copy reads pinned host memory, whose
 // latency the loads of many blocks in flight hide), where the stream has a slot for the grid.
-unsigned fused_receive_blocks(std::size_t max_bytes, int slot) {
+unsigned CudaApi::fused_receive_blocks(std::size_t max_bytes, int slot) {
   const std::size_t want = (max_bytes + 4095) / 4096;
   return slot < 0 || want <= 1 ? 1u : want < 16 ? static_cast<unsigned>(want) : 16u;
 }
-}  // namespace
 
 bool CudaApi::fused_receive_one_block(std::size_t max_bytes, int slot) {
   return fused_receive_blocks(max_bytes, slot) == 1;
@@ -649,10 +710,19 @@ Status CudaApi::wait_copy_prefix_kernel(stream_t s, uint64_t dev_word, uint64_t 
       then);
 }
 
-Status CudaApi::wait_copy_many_kernel(stream_t s, const FusedReceives &r, const ThenWaits &then) {
+Status CudaApi::wait_copy_many_kernel(stream_t s, const FusedReceives &r, int slot, uint64_t ticket,
+                                      const ThenWaits &then) {
   if (r.n == 0 || r.n > FusedReceives::kMax)
     return make_status(MPI_ERR_INTERN, "%u fused receives for one kernel", r.n);
-  return launch_kernel(wait_then_copy_many, r.n, 256, s, r, then);
+  unsigned blocks = 0;
+  for (unsigned i = 0; i < r.n; ++i) {
+    if (r.blocks[i] == 0 || r.blocks[i] > 16 || (r.blocks[i] > 1 && (slot < 0 || !r.dst[i])))
+      return make_status(MPI_ERR_INTERN, "fused receive %u of a kernel on %u blocks", i,
+                         static_cast<unsigned>(r.blocks[i]));
+    blocks += r.blocks[i];
+  }
+  return launch_kernel(wait_then_copy_many, blocks, 256, s, r, slot,
+                       static_cast<unsigned long long>(ticket), then);
 }
 
 Status CudaApi::copy_prefix_kernel(stream_t s, void *dst, const void *src, std::size_t max_bytes,

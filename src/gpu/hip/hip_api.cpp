@@ -247,6 +247,8 @@ Status HipApi::copies_write_kernel(stream_t, const ThenWaits &) {
 
 bool HipApi::fused_receive_one_block(std::size_t, int) { return true; }
 
+unsigned HipApi::fused_receive_blocks(std::size_t, int) { return 1; }
+
 int HipApi::fuse_slot_acquire() { return -1; }
 
 Status HipApi::wait_copy_prefix_kernel(stream_t, uint64_t, uint64_t, void *, const void *,
@@ -256,7 +258,8 @@ Status HipApi::wait_copy_prefix_kernel(stream_t, uint64_t, uint64_t, void *, con
                      "a fused wait and copy needs mpix's HIP kernels (build with hipcc)");
 }
 
-Status HipApi::wait_copy_many_kernel(stream_t, const FusedReceives &, const ThenWaits &) {
+Status HipApi::wait_copy_many_kernel(stream_t, const FusedReceives &, int, uint64_t,
+                                     const ThenWaits &) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "fused waits and copies need mpix's HIP kernels (build with hipcc)");
 }

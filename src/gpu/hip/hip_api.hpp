@@ -111,6 +111,9 @@ struct HipApi {
   // Whether wait_copy_prefix_kernel runs as one block for @p max_bytes on @p slot (only then
   // does it make @p then's pre copies).
   static bool fused_receive_one_block(std::size_t max_bytes, int slot);
+  // The blocks wait_copy_prefix_kernel (and a receive of wait_copy_many_kernel) takes for
+  // @p max_bytes on @p slot.
+  static unsigned fused_receive_blocks(std::size_t max_bytes, int slot);
   // Spins until the signal word at @p dev_word reaches @p value, then copies as
   // copy_prefix_kernel with skip 0 (a staged receive's completion wait and copy in), then spins
   // until each of @p then's words reaches its value (first, @p then's pre copies and write).
@@ -118,7 +121,8 @@ struct HipApi {
                                         const void *src, std::size_t max_bytes,
                                         const uint64_t *len_word, int slot, uint64_t ticket,
                                         const ThenWaits &then);
-  static Status wait_copy_many_kernel(stream_t s, const FusedReceives &r, const ThenWaits &then);
+  static Status wait_copy_many_kernel(stream_t s, const FusedReceives &r, int slot, uint64_t ticket,
+                                      const ThenWaits &then);
   // A fused receive larger than one block runs on a grid whose blocks meet in device words of
   // their stream's own (@p slot, from fuse_slot_acquire; -1: one block), told apart per launch
   // by @p ticket (a new value each time on the slot). Slots are never given back: a process
