@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in halo2x2) under CUDA MPS.
 # Session 37 call 2 (ff0426a): the one-kernel Waitall with receives of several blocks each (a
 # block per 4 KiB; before, receives over 4 KiB launched a kernel each). The gpu suites whose
 # Waitalls take it first (gpu_p2p with its new 18-receive Waitall of 1 B-64 KiB, direct,
