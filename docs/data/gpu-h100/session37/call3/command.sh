@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in halo2x2) under CUDA MPS.
 # Session 37 call 3 (ff0426a's library): GPU-direct from 4 KiB (MPIX_GPU_DIRECT_EAGER_MAX=4096,
 # the default) against from 64 KiB (=65536: 8-64 KiB messages staged), alternating, two rounds:
 # the halo on 1x2 ranks (64², 1024², 2048², 4096²: 512 B-32 KiB halos) and on a 2x2 grid of four
