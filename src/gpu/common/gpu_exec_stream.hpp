@@ -177,10 +177,36 @@ class GpuExecStream final : public ExecStream {
     }
     DeviceGuard<Api> g(device_);
     MPIX_TRY(g.status());
+    if (Api::kHasKernels && n > 1 && n <= OpList::kMax) return Api::ops_kernel(s_, op_list(d, n));
     for (std::size_t i = 0; i < n; ++i)
       MPIX_TRY(d[i].kind == GpuMemOp::write ? Api::kernel_write(s_, d[i].dev_word, d[i].value)
                                             : Api::kernel_wait(s_, d[i].dev_word, d[i].value));
     return {};
+  }
+
+  Status batch_kernel(const StreamMemOp *ops, std::size_t n) override {
+    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || n == 0 || n > OpList::kMax)
+      return batch(ops, n);
+    GpuMemOp d[OpList::kMax] = {};
+    for (std::size_t i = 0; i < n; ++i) {
+      d[i].kind = ops[i].kind == StreamMemOp::write ? GpuMemOp::write : GpuMemOp::wait;
+      d[i].value = ops[i].value;
+      if (ops[i].device_word) d[i].dev_word = reinterpret_cast<uint64_t>(ops[i].word);
+      else MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
+    }
+    DeviceGuard<Api> g(device_);
+    MPIX_TRY(g.status());
+    return Api::ops_kernel(s_, op_list(d, n));
+  }
+  static OpList op_list(const GpuMemOp *d, std::size_t n) {
+    OpList l{};
+    l.n = static_cast<unsigned>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (d[i].kind == GpuMemOp::wait) l.waits |= 1u << i;
+      l.word[i] = d[i].dev_word;
+      l.value[i] = d[i].value;
+    }
+    return l;
   }
 
   // A write of a device word in hostfn mode: a one-thread kernel (the device current).

@@ -109,6 +109,9 @@ struct CudaApi {
   // 1-thread kernels of the `kernel` trigger mode (cuda_kernels.cu).
   static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
+  // The writes and waits of @p l in one kernel of one thread, in order (a write a release store
+  // at system scope, a wait as kernel_wait's).
+  static Status ops_kernel(stream_t s, const OpList &l);
   // Copies the blocks of @p runs (a table the kernel reads) from @p src to @p dst.
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);

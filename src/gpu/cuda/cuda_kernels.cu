@@ -69,6 +69,17 @@ __global__ void wait_word(const volatile unsigned long long *word, unsigned long
   spin_acquire(word, value);
 }
 
+// CudaApi::ops_kernel: each write a release store at system scope (visible before the waits
+// after it start, where store_word's plain store is published by the kernel's end).
+__global__ void run_ops(OpList l) {
+  griddep_wait();
+  for (unsigned i = 0; i < l.n; ++i) {
+    auto *w = reinterpret_cast<volatile unsigned long long *>(l.word[i]);
+    if (l.waits >> i & 1u) spin_acquire(w, l.value[i]);
+    else store_release(w, l.value[i], false);
+  }
+}
+
 // Words i, i + stride, ... below @p words of @p s to @p d, by one thread: four loads issued before
 // their four stores. A plain loop waits for each load before it may issue the next (the compiler
 // cannot move a load above a store that may alias it), so a thread with several words paid one
@@ -780,8 +791,15 @@ Status CudaApi::kernel_wait(stream_t s, uint64_t dev_word, uint64_t value) {
                        value);
 }
 
+Status CudaApi::ops_kernel(stream_t s, const OpList &l) {
+  if (l.n == 0 || l.n > OpList::kMax)
+    return make_status(MPI_ERR_INTERN, "%u stream operations for one kernel", l.n);
+  return launch_kernel(run_ops, 1, 1, s, l);
+}
+
 Status CudaApi::load_kernels() {
   cudaFuncAttributes a;
+  MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, run_ops));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, store_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, wait_word));
   MPIX_CUDA_CHECK(cudaFuncGetAttributes(&a, copy_run_table));

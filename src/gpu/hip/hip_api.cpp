@@ -211,6 +211,11 @@ Status HipApi::kernel_wait(stream_t, uint64_t, uint64_t) {
                      "the kernel trigger mode needs mpix's HIP kernels (build with hipcc)");
 }
 
+Status HipApi::ops_kernel(stream_t, const OpList &) {
+  return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
+                     "the kernel trigger mode needs mpix's HIP kernels (build with hipcc)");
+}
+
 Status HipApi::copy_runs_kernel(stream_t, void *, const void *, const CopyRun *, std::size_t) {
   return make_status(MPI_ERR_UNSUPPORTED_OPERATION,
                      "copying datatype blocks by kernel needs mpix's HIP kernels (build with "

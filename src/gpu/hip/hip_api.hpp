@@ -85,6 +85,9 @@ struct HipApi {
 
   static Status kernel_write(stream_t s, uint64_t dev_word, uint64_t value);
   static Status kernel_wait(stream_t s, uint64_t dev_word, uint64_t value);
+  // The writes and waits of @p l in one kernel of one thread, in order (a write a release store
+  // at system scope, a wait as kernel_wait's).
+  static Status ops_kernel(stream_t s, const OpList &l);
   static Status copy_runs_kernel(stream_t s, void *dst, const void *src, const CopyRun *runs,
                                  std::size_t n);
   static Status copy_list_kernel(stream_t s, const CopyPiece *pieces, std::size_t n);
