@@ -38,8 +38,8 @@ struct StreamMemOp {
   bool device_word = false;
 };
 
-// Writes and waits as one kernel takes them (ExecStream::batch_kernel; the kernel trigger mode's
-// batches): in array order, by one thread; word: device addresses; bit i of waits: op i waits
+// Writes and waits as one kernel takes them (a batch of the kernel trigger mode's, on a GPU
+// backend with kernels): in array order, by one thread; word: device addresses; bit i of waits: op i waits
 // (else it writes). A kernel argument, passed by value.
 struct OpList {
   static constexpr unsigned kMax = 32;
@@ -146,10 +146,6 @@ class ExecStream {
     }
     return {};
   }
-  // As batch, as one kernel where the backend has kernels (up to OpList::kMax ops): the stream
-  // hands over from a kernel to a kernel sooner than to or from a memory operation (guide,
-  // "GPU-direct"; MPIX_PARTITIONED_STREAM_OPS).
-  virtual Status batch_kernel(const StreamMemOp *ops, std::size_t n) { return batch(ops, n); }
   // Runs @p fn(@p arg) on a host thread in stream order. @p fn must not call the GPU runtime.
   virtual Status launch_host(void (*fn)(void *), void *arg) = 0;
   // Stream-ordered copy of @p bytes (any direction the backend supports).

@@ -5,11 +5,9 @@
 // a halo exchange's send and receive otherwise pay two at its start and two at its wait.
 // Requests on different streams are started / waited for one after another, in order.
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <vector>
 
-#include "api/api_settings.hpp"
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/enqueue.hpp"
@@ -20,14 +18,6 @@
 
 namespace mpix {
 namespace {
-
-// A group's writes and waits as one stream operation: memory operations, or one kernel
-// (MPIX_PARTITIONED_STREAM_OPS=kernel).
-Status run_ops(ExecStream &ex, const StreamMemOp *ops, std::size_t n) {
-  static const bool kernel =
-      std::strcmp(setting_str(ApiSetting::partitioned_stream_ops), "kernel") == 0;
-  return kernel ? ex.batch_kernel(ops, n) : ex.batch(ops, n);
-}
 
 // Locks of several requests, taken in address order (every caller agrees on it), released in
 // reverse.
@@ -77,7 +67,8 @@ Status PRequest::enqueue_starts(const std::vector<PRequest *> &rs) {
   }
   {
     std::lock_guard<FutexLock> slk(*order);
-    MPIX_TRY(run_ops(*ex, ops.data(), ops.size()));
+    MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
+                             : ex->batch(ops.data(), ops.size()));
   }
   for (std::size_t i = 0; i < rs.size(); ++i) rs[i]->mark_started(tell[i] != 0);
   return {};
@@ -97,8 +88,8 @@ Status PRequest::enqueue_waits(const std::vector<PRequest *> &rs,
   std::vector<StreamMemOp> ops{{StreamMemOp::write, stream->trigger_word(), 0}};
   for (std::size_t i = 0; i < rs.size(); ++i) MPIX_TRY(rs[i]->pwait_ops(statuses[i], &ops));
   ops[0].value = stream->take_deferred();
-  MPIX_TRY(ops[0].value ? run_ops(*ex, ops.data(), ops.size())
-                        : run_ops(*ex, ops.data() + 1, ops.size() - 1));
+  MPIX_TRY(ops[0].value ? ex->batch(ops.data(), ops.size())
+                        : ex->batch(ops.data() + 1, ops.size() - 1));
   Status first;
   for (PRequest *r : rs) {
     Status st = r->mark_waited();
@@ -163,7 +154,8 @@ Status PRequest::pready_enqueue(const int *parts, int n) {
     ops.push_back(StreamMemOp{StreamMemOp::write, words_->part[parts[i]].word, R});
   {
     std::lock_guard<FutexLock> slk(*order);
-    MPIX_TRY(run_ops(*ex, ops.data(), ops.size()));
+    MPIX_TRY(ops.size() == 1 ? ex->write_value(ops[0].word, ops[0].value)
+                             : ex->batch(ops.data(), ops.size()));
   }
   if (enq_marks_.empty()) enq_marks_.assign(static_cast<std::size_t>(partitions_), 0);
   for (int i = 0; i < n; ++i) enq_marks_[static_cast<std::size_t>(parts[i])] = R;

@@ -19,11 +19,3 @@ add_test(NAME partitioned_cuda_direct_np2
 set_tests_properties(partitioned_cuda_direct_np2 PROPERTIES
   ENVIRONMENT "${MPIX_TEST_ENV};CUDA_MODULE_LOADING=EAGER;MPIX_TEST_EXPECT_DIRECT=1"
   TIMEOUT 300 LABELS "gpu" PROCESSORS 2 SKIP_RETURN_CODE 77)
-# The same suite with the enqueued partitioned calls' writes and waits made by one kernel
-# (MPIX_PARTITIONED_STREAM_OPS=kernel) instead of stream memory operations.
-add_test(NAME partitioned_cuda_opskernel_np2
-  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIX_MPIEXEC_PREFLAGS}
-          -x CUDA_MODULE_LOADING -x MPIX_PARTITIONED_STREAM_OPS $<TARGET_FILE:partitioned_cuda>)
-set_tests_properties(partitioned_cuda_opskernel_np2 PROPERTIES
-  ENVIRONMENT "${MPIX_TEST_ENV};CUDA_MODULE_LOADING=EAGER;MPIX_PARTITIONED_STREAM_OPS=kernel"
-  TIMEOUT 300 LABELS "gpu" PROCESSORS 2 SKIP_RETURN_CODE 77)

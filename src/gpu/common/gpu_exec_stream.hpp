@@ -184,20 +184,7 @@ class GpuExecStream final : public ExecStream {
     return {};
   }
 
-  Status batch_kernel(const StreamMemOp *ops, std::size_t n) override {
-    if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || n == 0 || n > OpList::kMax)
-      return batch(ops, n);
-    GpuMemOp d[OpList::kMax] = {};
-    for (std::size_t i = 0; i < n; ++i) {
-      d[i].kind = ops[i].kind == StreamMemOp::write ? GpuMemOp::write : GpuMemOp::wait;
-      d[i].value = ops[i].value;
-      if (ops[i].device_word) d[i].dev_word = reinterpret_cast<uint64_t>(ops[i].word);
-      else MPIX_TRY(signals_->device_address(ops[i].word, &d[i].dev_word));
-    }
-    DeviceGuard<Api> g(device_);
-    MPIX_TRY(g.status());
-    return Api::ops_kernel(s_, op_list(d, n));
-  }
+  // The kernel trigger mode's batch as one kernel's list (Api::ops_kernel), not a kernel per op.
   static OpList op_list(const GpuMemOp *d, std::size_t n) {
     OpList l{};
     l.n = static_cast<unsigned>(n);

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS.
 # Session 37 call 4 (HEAD after ff0426a: the one-kernel Waitall, multi-block receives, default):
 # where issue 12's and 14's targets stand with today's defaults — D D 8 B-4 MiB and H H 8 B one
 # way (kernel in the chain) with mpi-sync beside, the halo (1x2; classic, mpix, partitioned;
