@@ -1,6 +1,6 @@
 #!/bin/bash
 # Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS.
-# Session 37 call 5: the enqueued partitioned calls' writes and waits in one kernel
+# Session 37 call 5 (457a8cc): the enqueued partitioned calls' writes and waits in one kernel
 # (MPIX_PARTITIONED_STREAM_OPS=kernel; the kernel trigger mode's batches take the same kernel).
 # First the tests that run it: the partitioned CUDA suite in both forms, the CUDA Jacobi's
 # partitioned variant in both (--check), every gpu test in the kernel trigger mode; then,
