@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS.
 # Session 37 call 6 (a28a460): the kernel trigger mode's batches as one kernel (run_ops) against
 # a kernel per operation (old/ = ff0426a), MPIX_TRIGGER=kernel, alternating, two rounds: D D one
 # way 8 B-64 KiB (kernel in the chain) and the halo (deferred triggers); then the kernel-mode and
