@@ -39,8 +39,8 @@ struct StreamMemOp {
 };
 
 // Writes and waits as one kernel takes them (a batch of the kernel trigger mode's, on a GPU
-// backend with kernels): in array order, by one thread; word: device addresses; bit i of waits: op i waits
-// (else it writes). A kernel argument, passed by value.
+// backend with kernels): in array order, by one thread; word: device addresses; bit i of
+// waits: op i waits (else it writes). A kernel argument, passed by value.
 struct OpList {
   static constexpr unsigned kMax = 32;
   unsigned n;

@@ -200,19 +200,18 @@ __device__ void copy_bytes(char *dst, const char *src, unsigned long long n, boo
   else copy_prefix_words<unsigned char>(dst, src, n, block);
 }
 
-// A GPU-direct message copied from its sender's memory (@p from, len[1], not 0): once every
-// block has copied its share, the last one sets len[3], on which the receiver's agent answers
-// the sender (its buffer is free again). @p count: the grid's device counter (null for one
-// block), left at 0 for the stream's next launch. @p block: the calling block copied the whole
-// message (a block of wait_then_copy_many): it announces alone.
+// A GPU-direct message copied from its sender's memory (@p from, len[1], not 0) by @p blocks
+// blocks: once each has copied its share, the last one sets len[3], on which the receiver's
+// agent answers the sender (its buffer is free again). @p count: those blocks' device counter
+// (null for one block), left at 0 for the stream's next launch.
 __device__ void announce_copied(volatile unsigned long long *len, unsigned long long from,
-                                unsigned long long *count, bool block = false) {
+                                unsigned long long *count, unsigned blocks) {
   if (!from) return;
   __syncthreads();
   if (threadIdx.x != 0) return;
-  if (!block && gridDim.x > 1) {
+  if (blocks > 1) {
     __threadfence();
-    if (atomicAdd(count, 1ull) != gridDim.x - 1) return;
+    if (atomicAdd(count, 1ull) != blocks - 1) return;
     *count = 0;
     // The other blocks' copies (each fenced before its increment) are ordered before the
     // announcement by a fence after the increment seen last: a release store alone orders only
@@ -261,7 +260,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, block_from ? reinterpret_cast<const char *>(block_from) : src, n);
-  announce_copied(len, block_from, nullptr);  // one block (copy_prefix_kernel)
+  announce_copied(len, block_from, nullptr, 1);  // one block (copy_prefix_kernel)
 }
 
 // copy_prefix on a grid that reads the host length once: block 0 reads it and hands it to the
@@ -442,7 +441,7 @@ __device__ void receive_block(const volatile unsigned long long *word, unsigned 
                    : speculate ? reinterpret_cast<const char *>(head)
                                : src;
   copy_bytes(dst, at, n, true);
-  announce_copied(len, from, nullptr, true);
+  announce_copied(len, from, nullptr, 1);
 }
 
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
@@ -458,6 +457,32 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
   if (threadIdx.x == 0) wait_then(then);
 }
 
+// How the blocks of a grid (or of one receive in wait_then_copy_many) meet, by their thread 0:
+// the @p leader reads the length words (once the sender's data is in place: wait_gate) and
+// leaves the length and the source in @p s, then @p ticket; the others wait for the ticket and
+// read them. The others spin on device memory, not on the host words: every block reading one
+// word of pinned host memory is a PCIe read, and those serialise (~1.4 us each on one H200).
+__device__ void share_len(bool leader, volatile unsigned long long *len,
+                          volatile unsigned long long *s, unsigned long long ticket,
+                          unsigned long long &total, unsigned long long &from) {
+  if (leader) {
+    const LenWords w = load_len(len);
+    wait_gate(w);
+    total = w.total;
+    from = w.from;
+    s[1] = total;
+    s[2] = from;
+    __threadfence();
+    s[0] = ticket;
+  } else {
+    while (s[0] != ticket) {
+    }
+    __threadfence();
+    total = s[1];
+    from = s[2];
+  }
+}
+
 // A fused receive's device words for its blocks to meet in when it spans several blocks of
 // wait_then_copy_many (as g_fuse_slots for wait_then_copy_grid, below): per stream slot and
 // receive of a launch, {ticket, length, source, blocks done}.
@@ -465,7 +490,7 @@ __device__ unsigned long long g_many_slots[CudaApi::kFuseSlots][FusedReceives::k
 
 // Block @p k of the @p nb blocks of a staged receive in wait_then_copy_many (nb > 1): block 0
 // waits for the completion word, reads the length words and tells the others through @p s
-// (ticket last), as wait_then_copy_grid's blocks meet; then each block copies its share of the
+// (share_len), as wait_then_copy_grid's blocks meet; then each block copies its share of the
 // message, and for a GPU-direct message the last block done announces the copy. Every thread of
 // the block calls it.
 __device__ void receive_share(const volatile unsigned long long *word, unsigned long long value,
@@ -474,23 +499,8 @@ __device__ void receive_share(const volatile unsigned long long *word, unsigned 
                               volatile unsigned long long *s, unsigned long long ticket,
                               unsigned long long &total, unsigned long long &from) {
   if (threadIdx.x == 0) {
-    if (k == 0) {
-      spin_acquire(word, value);
-      const LenWords w = load_len(len);
-      wait_gate(w);
-      total = w.total;
-      from = w.from;
-      s[1] = total;
-      s[2] = from;
-      __threadfence();
-      s[0] = ticket;
-    } else {
-      while (s[0] != ticket) {
-      }
-      __threadfence();
-      total = s[1];
-      from = s[2];
-    }
+    if (k == 0) spin_acquire(word, value);
+    share_len(k == 0, len, s, ticket, total, from);
   }
   __syncthreads();
   const unsigned long long n = total < max ? total : max;
@@ -500,15 +510,7 @@ __device__ void receive_share(const volatile unsigned long long *word, unsigned 
   if (at < n)
     copy_bytes(dst + at, (from ? reinterpret_cast<const char *>(from) : src) + at,
                n - at < share ? n - at : share, true);
-  if (!from) return;
-  // As announce_copied, over this receive's blocks only.
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  __threadfence();
-  if (atomicAdd(const_cast<unsigned long long *>(&s[3]), 1ull) != nb - 1) return;
-  s[3] = 0;
-  __threadfence();
-  store_release(len + 3, 1, false);
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), nb);
 }
 
 // Several staged receives of one MPIX_Waitall_enqueue as one kernel, each on its blocks
@@ -542,10 +544,9 @@ __global__ void wait_then_copy_many(FusedReceives r, int slot, unsigned long lon
 }
 
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
-// stream that runs one, device words {ticket, length, source} through which block 0 tells
-// the others that the completion word was reached, how long the message is and where it is. The
-// other blocks spin on device memory, not on the host word: every block reading one word of pinned
-// host memory is a PCIe read, and those serialise (~1.4 us each on one H200).
+// stream that runs one, device words {ticket, length, source, blocks done} through which block 0
+// tells the others that the completion word was reached, how long the message is and where it
+// is (share_len).
 __device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][4];
 
 __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
@@ -559,27 +560,14 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
     if (blockIdx.x == 0) {
       write_pre(then);  // never copies here (ExecStream::wait_then_copy_prefix: one block only)
       spin_acquire(word, value);
-      const LenWords w = load_len(len);
-      wait_gate(w);
-      total = w.total;
-      from = w.from;
-      s[1] = total;
-      s[2] = from;
-      __threadfence();
-      s[0] = ticket;
-    } else {
-      while (s[0] != ticket) {
-      }
-      __threadfence();
-      total = s[1];
-      from = s[2];
     }
+    share_len(blockIdx.x == 0, len, s, ticket, total, from);
   }
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), gridDim.x);
   if (blockIdx.x == 0 && threadIdx.x == 0) wait_then(then);  // as in wait_then_copy
 }
 
@@ -589,29 +577,12 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
   griddep_wait();
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
-  if (threadIdx.x == 0) {
-    if (blockIdx.x == 0) {
-      const LenWords w = load_len(len);
-      wait_gate(w);
-      total = w.total;
-      from = w.from;
-      s[1] = total;
-      s[2] = from;
-      __threadfence();
-      s[0] = ticket;
-    } else {
-      while (s[0] != ticket) {
-      }
-      __threadfence();
-      total = s[1];
-      from = s[2];
-    }
-  }
+  if (threadIdx.x == 0) share_len(blockIdx.x == 0, len, s, ticket, total, from);
   __syncthreads();
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), gridDim.x);
 }
 
 // A large copy in of a message that may come from an announced send, in two kernels: one thread
@@ -642,7 +613,7 @@ __global__ void copy_prefix_gated(char *dst, const char *src, unsigned long long
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]));
+  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), gridDim.x);
 }
 
 }  // namespace
