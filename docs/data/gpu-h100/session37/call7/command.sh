@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS, on 9d66aa2.
 # Session 37 call 7: the fused-receive kernels after the review's refactor (share_len: how a
 # grid's or a receive's blocks meet, written once for wait_then_copy_grid, copy_prefix_grid and
 # receive_share; announce_copied takes the number of blocks that copied) -- the gpu tests whose
