@@ -76,7 +76,9 @@ struct FusedReceive {
   uint32_t tiny_flag;
 };
 // FusedReceive as the CUDA kernel takes it (a kernel argument, passed by value: a launch takes up
-// to kMax receives, on up to kMaxBlocks blocks; blocks: each receive's, 1 to 16).
+// to kMax receives, on up to kMaxBlocks blocks; blocks: each receive's, 1 to 16). All of a
+// launch's blocks may wait at once: kMaxBlocks keeps them few beside the kernels that write the
+// data, which may run on the same GPU (two ranks under MPS; results-gpu.md, session 34).
 struct FusedReceives {
   static constexpr unsigned kMax = 16;
   static constexpr unsigned kMaxBlocks = 64;

@@ -286,8 +286,6 @@ class GpuExecStream final : public ExecStream {
     return Api::wait_copy_many_kernel(s_, fr, fuse_slot_,
                                       fuse_ticket_.fetch_add(1, std::memory_order_relaxed) + 1, tw);
   }
-  // @p ops as a kernel's list of waits (device addresses), where they are at most
-  // kMaxThenWaits and all waits; *@p tw stays empty (n 0) where not.
   // What a fused receive kernel does before it waits: false where the kernel cannot (copies
   // with a receive the kernel's grid copies, too many of them, a word it cannot reach).
   bool fold_pre(const PreWork &pre, std::size_t max_bytes, ThenWaits *tw) const {
@@ -319,6 +317,8 @@ class GpuExecStream final : public ExecStream {
     MPIX_TRY(g.status());
     return Api::copies_write_kernel(s_, tw);
   }
+  // @p ops as a kernel's list of waits (device addresses), where they are at most
+  // kMaxThenWaits and all waits; *@p tw's waits stay empty (n 0) where not.
   bool fold_waits(const StreamMemOp *ops, std::size_t n, ThenWaits *tw) const {
     if (n > kMaxThenWaits) return false;
     for (std::size_t i = 0; i < n; ++i) {
