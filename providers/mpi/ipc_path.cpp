@@ -205,6 +205,11 @@ bool ipc_may_receive_direct(const Op &op, const IpcShared *ipc) {
 
 IpcPath::~IpcPath() = default;  // the cache unmaps what this process mapped (agent stopped)
 
+bool ipc_gpu_completion() {
+  static const bool on = std::strcmp(setting_str(MpiSetting::gpu_direct_completion), "gpu") == 0;
+  return on;
+}
+
 AnnounceMode ipc_announce_mode() {
   static const AnnounceMode mode = [] {
     const char *v = setting_str(MpiSetting::gpu_direct_announce);
@@ -215,7 +220,7 @@ AnnounceMode ipc_announce_mode() {
   return mode;
 }
 
-Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
+Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *e, bool announced) {
   auto s = std::make_unique<Send>();
   s->op = &op;
   s->ipc = &ipc;
@@ -234,9 +239,10 @@ Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
   h.offset = reinterpret_cast<uint64_t>(op.sbuf) - h.base;
   // cudaIpcGetMemHandle once per allocation: keyed by its start, checked by its buffer id.
   MPIX_TRY(ipc_exports().handle(h.base, alloc_bytes, h.buffer_id, be, h.handle));
-  if (early) {
-    const ReadyWord &w = early->ready;
-    h.early = 1;
+  if (e) {
+    const ReadyWord &w = e->ready;
+    h.early = announced ? 1 : 0;
+    h.done = e->done ? 1 : 0;
     h.ready_value = w.value;
     h.ready_base = w.slab_base;
     h.ready_id = w.slab_id;
@@ -253,10 +259,11 @@ Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
     MPI_Request_free(&s->reqs[1]);
     return mpi_status(rc, "MPI_Isend", __FILE__, __LINE__);
   }
-  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)%s", op.peer,
+  MPIX_LOG(trace, "mpi", "GPU-direct send to %d, tag %d: %llu bytes (token %llu)%s%s", op.peer,
            op.tag, static_cast<unsigned long long>(h.bytes),
-           static_cast<unsigned long long>(h.token), early ? ", announced" : "");
-  if (early) {
+           static_cast<unsigned long long>(h.token), announced ? ", announced" : "",
+           h.done ? ", completed on the GPU" : "");
+  if (announced) {
     // Untested until the stream reaches it: nothing it waits for can come before (a FIN or
     // WANT waits in MPI), and a loop over hundreds of sends enqueued ahead would cost each
     // agent loop that many MPI calls.
@@ -269,7 +276,7 @@ Status IpcPath::post_send(Op &op, IpcShared &ipc, const IpcEarly *early) {
 }
 
 Status IpcPath::announce_send(Op &op, IpcShared &ipc) {
-  return post_send(op, ipc, static_cast<const IpcEarly *>(op.prov));
+  return post_send(op, ipc, static_cast<const IpcEarly *>(op.prov), true);
 }
 
 namespace {
@@ -297,9 +304,13 @@ Status IpcPath::fire_send(Op &op, IpcShared &ipc) {
     announced_.erase(it);
     return {};
   }
-  // The stream wrote the ready word before the trigger this fire follows: the word is free.
-  early_release(op);
-  return post_send(op, ipc, nullptr);
+  // The stream wrote the ready word before the trigger this fire follows: the word is free,
+  // unless the receiver's copy is to set it (done: kept until the answer, finish_send).
+  if (e && !e->done) {
+    early_release(op);
+    e = nullptr;
+  }
+  return post_send(op, ipc, e, false);
 }
 
 void IpcPath::drop_announced(Op &op) {

@@ -50,6 +50,20 @@
 // copied by its stream if that wait comes first and is the stream's next. The sender's stream
 // still waits for the op's completion word (the FIN through both agents), and the receive is
 // still posted when its stream reaches it.
+//
+// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION: gpu, the default; answer): arm() gives a
+// GPU-direct send from a CUDA stream whose kernels wait (ExecStream::waits_either) a ready word
+// of its device too, announced or not (IpcEarly::done), and names it the op's second completion
+// word (Op::peer_done, at the word's value + 1); the header carries it (IpcRts::done). Where the
+// receiver's stream copies the message, its copy kernel sets the word once every block has read
+// the message, before it sets the word its agent answers on (Stager::deliver_from,
+// len_word[6..7]). A wait on the send in a kernel (MPIX_Waitall_enqueue's, where its statuses
+// are ignored) goes on at whichever comes first, that word or the op's completion word: the
+// sender's stream no longer waits for the answer through both agents (a round trip a halo's
+// Waitall sat behind). Every other wait (a stream memory operation; a status asked for), and
+// every send the receiver's agent copies, still goes on at the answer, which always comes. The
+// word goes back to its pool only on the answer, so no later use meets a late write: the
+// receiver writes before it answers, and the next use starts at value + 2.
 #pragma once
 
 #include <mpi.h>
@@ -93,7 +107,11 @@ struct IpcRts {
   uint64_t early;
   uint64_t ready_value;
   uint64_t ready_base, ready_id, ready_offset, ready_slab_bytes;
-  uint64_t spare[2];
+  // 1: the sender's stream may wait for the ready word to reach ready_value + 1, which a copy
+  // of the message by the receiver's stream writes once it has read it ("Completion on the
+  // GPU"; the word is sent as for an announced send, early or not).
+  uint64_t done;
+  uint64_t spare;
   unsigned char ready_handle[64];
 };
 static_assert(sizeof(IpcRts) == 256, "the rendezvous header is a wire format");
@@ -113,10 +131,14 @@ struct IpcFin {
 };
 static_assert(sizeof(IpcFin) == 32, "the answer is a wire format");
 
-// What an announced send's op holds (Op::prov) from arm() to its completion: its ready word,
-// which the stream writes right before the send's trigger (FireRecipe::ready).
+// What a GPU-direct send's op holds (Op::prov) from arm() to its completion: its ready word,
+// which the stream writes right before the send's trigger (FireRecipe::ready) where it may be
+// announced (gate), and which the receiver's copy kernel sets one higher once it has copied
+// (done: Op::peer_done).
 struct IpcEarly {
   ReadyWord ready;
+  bool gate = false;       // the stream writes ready.value before the trigger: may be announced
+  bool done = false;       // Op::peer_done is the word, at ready.value + 1
   bool announced = false;  // its header went at take() (else at fire(), as any GPU-direct send)
 };
 // Whether sends are announced (MPIX_GPU_DIRECT_ANNOUNCE): never, per peer as announce_policy.hpp
@@ -124,6 +146,8 @@ struct IpcEarly {
 enum class AnnounceMode { off, adaptive, always };
 AnnounceMode ipc_announce_mode();
 inline bool ipc_announce_on() { return ipc_announce_mode() != AnnounceMode::off; }
+// Whether GPU-direct sends are completed on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu).
+bool ipc_gpu_completion();
 
 // What every rank tells the others at MPIX_Stream_comm_create (an MPI_Allgather).
 struct IpcPeerInfo {
@@ -273,7 +297,9 @@ class IpcPath {
   };
   // Tells the send's peer's AnnouncePolicy how its receiver copied @p s (answered now).
   static void announce_learn(const Send &s, bool want);
-  Status post_send(Op &op, IpcShared &ipc, const IpcEarly *early);
+  // @p e: the op's ready word (null: none); @p announced: the header goes before the stream
+  // reaches the send.
+  Status post_send(Op &op, IpcShared &ipc, const IpcEarly *e, bool announced);
   Status send_ready(Send &s);
   // Send @p s is over (answered, and fired unless dropped): completes its op.
   void finish_send(Send &s);

@@ -5,7 +5,10 @@
 // stream writes the word, in stream order, right before the send's trigger; the receiver's copy
 // waits for it on the GPU. The words live in exported device slabs (gpu/ipc_slabs.hpp) that a
 // receiver maps once. A word goes back to the pool when its send completes (the receiver has
-// copied, so no longer reads it) and serves again with a larger value: values only grow.
+// copied, so no longer reads it) and serves again with a larger value: values only grow. The
+// same word serves as the send's done word (ipc_path.hpp, "Completion on the GPU"): the
+// receiver's copy kernel writes value + 1 once it has read the message; the next use of the
+// word starts at value + 2.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@ class Backend;
 struct ReadyWord {
   uint64_t *word = nullptr;  // device address in this process
   uint64_t value = 0;        // what the stream writes; the receiver waits until word >= value
+                             // (value + 1: what the receiver's copy writes, done)
   uint64_t slab_base = 0, slab_id = 0, slab_bytes = 0;
   Backend *be = nullptr;
   int device = -1;

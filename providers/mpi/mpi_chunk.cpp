@@ -185,6 +185,7 @@ struct ChunkRecv {
   IpcRts rts{};                     // a GPU-direct header (Phase::rts / ready / copy)
   const char *src_ = nullptr;       // the message, mapped here
   const uint64_t *gate_ = nullptr;  // an announced send's ready word, mapped here
+  const uint64_t *done_ = nullptr;  // the sender's done word (IpcRts::done), mapped here
   std::unique_ptr<IpcAsk> ask;      // Phase::undecided / ready: WANT and READY
   Backend *be = nullptr;            // where its copy runs
   int device = -1;
@@ -340,6 +341,17 @@ struct ChunkRecv {
     }
     src_ = src;
     gate_ = gate;
+    // A send completed on the GPU: its ready word, mapped (already, where it is announced). A
+    // word that cannot be mapped is not written: the sender's stream goes on at the answer.
+    done_ = nullptr;
+    if (rts.done) {
+      const uint64_t *w = gate;
+      Status st = w ? Status{} : path.map_ready(rts, be, device, &w);
+      if (st.is_ok()) done_ = w;
+      else
+        MPIX_LOG(debug, "mpi", "GPU-direct receive from %d: the sender's done word not mapped (%s)",
+                 probe.MPI_SOURCE, st.what().c_str());
+    }
     if (stream_copy(path)) return {};
     if (rts.early) {
       // The agent copies once the sender says its data is in place (READY). A receive whose
@@ -361,7 +373,8 @@ struct ChunkRecv {
     std::shared_ptr<const void> keep;
     if (!ipc_stream_copies() || !op->stream || !op_stream_waits(*op) ||
         !op->stream->wait_order().is_next(op->done.word, op->done_value) ||
-        !op_deliver_from(*op, src_, msg, &copied, &keep, gate_, rts.ready_value))
+        !op_deliver_from(*op, src_, msg, &copied, &keep, gate_, rts.ready_value, done_,
+                         rts.ready_value + 1))
       return false;
     MPIX_LOG(trace, "mpi",
              "GPU-direct receive from %d, tag %d: %llu bytes (token %llu), copied by the stream",

@@ -48,41 +48,56 @@ bool MpiProvider::may_deliver_device(const Op &op) {
 
 bool MpiProvider::direct_waits_for_receive(uint64_t bytes) { return bytes > ipc_eager_max(); }
 
-Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
-  // Only a send that reads device memory as it is (reads_device found a GPU-direct send:
-  // ipc_send_read) may be announced; every other op leaves at the first test (a host stream's
-  // sends skipped ~70 instructions of lookups when it came later). Called only with
-  // announcements on (arms_ops_).
-  if (!op.device_as_is || !fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
-      fire->word != op.stream->trigger_word())
-    return {};
+bool MpiProvider::may_announce(const Op &op, const ExecStream &ex, const IpcShared &ipc) const {
   // A stream whose triggers are host functions is not announced, nor is a send to a peer whose
   // stream's are (ipc_may_announce): gpu_pipeline_hostfn hangs with its sends announced
   // (sessions 33-34, H200 and H100: the sending stream never reaches a send's trigger; the
   // cause not proven — docs/results-gpu.md, session 34, has the leads).
-  if (!ex || ex->trigger_mode() == TriggerMode::hostfn) return {};
+  if (!announce_ || ex.trigger_mode() == TriggerMode::hostfn || !ipc.announces_to(op.peer))
+    return false;
+  if (ipc_announce_mode() != AnnounceMode::adaptive) return true;
+  // A peer whose agent copied the last announced sends gets unannounced ones for a while.
+  const AnnouncePolicy *pol = ipc.policy(op.peer);
+  if (pol && !pol->arms()) return false;
+  // Where the receiving stream copies with its fused kernel (up to 64 KiB) announcing cost
+  // 0.3-1.1 us one way (session 33, one H200): only larger sends are.
+  int size = 0;
+  return MPI_Type_size(op.dt, &size) == MPI_SUCCESS &&
+         static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) > AnnouncePolicy::kMinBytes;
+}
+
+Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
+  // Only a send that reads device memory as it is (reads_device found a GPU-direct send:
+  // ipc_send_read) may be announced or completed on the GPU; every other op leaves at the first
+  // test (a host stream's sends skipped ~70 instructions of lookups when it came later). Called
+  // only with either on (arms_ops_).
+  if (!op.device_as_is || !fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
+      fire->word != op.stream->trigger_word() || !ex)
+    return {};
   const auto *mc = provider_comm<MpiComm>(op);
-  if (!mc || !mc->ipc || !mc->ipc->announces_to(op.peer)) return {};
-  if (ipc_announce_mode() == AnnounceMode::adaptive) {
-    // A peer whose agent copied the last announced sends gets unannounced ones for a while.
-    const AnnouncePolicy *pol = mc->ipc->policy(op.peer);
-    if (pol && !pol->arms()) return {};
-    // Where the receiving stream copies with its fused kernel (up to 64 KiB) announcing cost
-    // 0.3-1.1 us one way (session 33, one H200): only larger sends are.
-    int size = 0;
-    if (MPI_Type_size(op.dt, &size) != MPI_SUCCESS ||
-        static_cast<uint64_t>(size) * static_cast<uint64_t>(op.count) <= AnnouncePolicy::kMinBytes)
-      return {};
-  }
+  if (!mc || !mc->ipc) return {};
+  const bool gate = may_announce(op, *ex, *mc->ipc);
+  // A word the receiver's copy kernel sets once it has read the message, which this stream's
+  // waits in kernels go on at (ipc_path.hpp, "Completion on the GPU"): in the stream's device
+  // memory, so only where the stream is on the communicator's device.
+  const bool done = gpu_completion_ && ex->waits_either() && ex->device() == mc->ipc->device;
+  if (!gate && !done) return {};
   auto e = std::make_unique<IpcEarly>();
   Status st = ready_word_take(mc->ipc->backend, mc->ipc->device, &e->ready);
   if (!st.is_ok()) {  // the send goes the usual way
-    MPIX_LOG(warn, "mpi", "GPU-direct: no ready word for an announced send (%s)",
-             st.what().c_str());
+    MPIX_LOG(warn, "mpi", "GPU-direct: no ready word for a send (%s)", st.what().c_str());
     return {};
   }
-  fire->ready = e->ready.word;
-  fire->ready_value = e->ready.value;
+  e->gate = gate;
+  e->done = done;
+  if (gate) {
+    fire->ready = e->ready.word;
+    fire->ready_value = e->ready.value;
+  }
+  if (done) {
+    op.peer_done = e->ready.word;
+    op.peer_done_value = e->ready.value + 1;
+  }
   op.prov = e.release();
   return {};
 }
@@ -97,7 +112,7 @@ void MpiProvider::take(Op &op) {
                             ? announce_policy(op)
                             : nullptr;
   const bool may = !pol || pol->taken();
-  if (e && may && held_.empty() && unfired_.find(key) == unfired_.end()) {
+  if (e && e->gate && may && held_.empty() && unfired_.find(key) == unfired_.end()) {
     Status st = chunks_.announce(op);
     if (st.is_ok()) {
       e->announced = true;

@@ -63,9 +63,10 @@ class MpiProvider final : public Provider {
   // Messages above MPIX_GPU_DIRECT_EAGER_MAX go GPU-direct, which waits for the receive.
   bool direct_waits_for_receive(uint64_t bytes) override;
   // A GPU-direct send from a stream is announced (ipc_path.hpp): arm() gives it a ready word,
-  // take() sends its header where no earlier send to that peer waits for its stream.
-  MpiProvider() {  // without announcements arm() and take() do nothing
-    arms_ops_ = announce_;
+  // take() sends its header where no earlier send to that peer waits for its stream; and it is
+  // completed on the GPU (ipc_path.hpp, "Completion on the GPU"): arm() gives it a done word.
+  MpiProvider() {  // without either arm() does nothing; without announcements take() neither
+    arms_ops_ = announce_ || gpu_completion_;
     takes_ops_ = announce_;
   }
   Status arm(Op &op, ExecStream *ex, FireRecipe *fire) override;
@@ -124,7 +125,10 @@ class MpiProvider final : public Provider {
   // Sends taken and not yet fired (announced ones aside), per communicator and peer: a send
   // is announced only where none is, so that it overtakes none (MPI's non-overtaking order).
   std::map<std::pair<MPI_Comm, int>, int> unfired_;
-  const bool announce_ = ipc_announce_on();  // MPIX_GPU_DIRECT_ANNOUNCE, read once
+  const bool announce_ = ipc_announce_on();           // MPIX_GPU_DIRECT_ANNOUNCE, read once
+  const bool gpu_completion_ = ipc_gpu_completion();  // MPIX_GPU_DIRECT_COMPLETION, read once
+  // Whether GPU-direct send @p op from stream @p ex is announced (its header at take()).
+  bool may_announce(const Op &op, const ExecStream &ex, const IpcShared &ipc) const;
   void fired_or_dropped(const Op &op);
   // The announce policy of @p op's peer on its communicator (null: no GPU-direct state).
   static AnnouncePolicy *announce_policy(const Op &op);

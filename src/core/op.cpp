@@ -84,8 +84,11 @@ Status op_receive_space(Op &op, uint64_t bytes, void **at) {
 }
 
 bool op_deliver_from(Op &op, const void *from, uint64_t bytes, const uint64_t **copied,
-                     std::shared_ptr<const void> *keep, const uint64_t *gate, uint64_t gate_value) {
-  if (!op.stager || !op.stager->deliver_from(from, bytes, copied, gate, gate_value)) return false;
+                     std::shared_ptr<const void> *keep, const uint64_t *gate, uint64_t gate_value,
+                     const uint64_t *done, uint64_t done_value) {
+  if (!op.stager ||
+      !op.stager->deliver_from(from, bytes, copied, gate, gate_value, done, done_value))
+    return false;
   *keep = op.stager;
   return true;
 }

@@ -102,6 +102,12 @@ struct Op {
   const uint64_t *gate = nullptr;
   SignalWord done;          // completion word
   uint64_t done_value = 0;  // written to `done` at completion
+  // A second word a stream wait in a kernel may be released by, in the stream's device memory
+  // (null: none): a GPU-direct send's, which its receiver's copy kernel sets to peer_done_value
+  // once it has read the send buffer (providers/mpi/ipc_path.hpp, "Completion on the GPU"),
+  // before the answer that completes the op through both agents. Set by Provider::arm.
+  const uint64_t *peer_done = nullptr;
+  uint64_t peer_done_value = 0;
 
   MPI_Request grequest = MPI_REQUEST_NULL;  // generalized request handed to the user, if any
   // A generalized request started ahead for this op's next request (request_start takes it),
@@ -165,9 +171,11 @@ inline bool op_stream_waits(const Op &op) {
 // A GPU-direct receive its stream copies (Stager::deliver_from): whether the stream's copy in
 // takes the message's @p bytes from @p from; then *@p copied turns nonzero once it has, and
 // *@p keep holds the word until then (the op may be gone by that time).
-// @p gate / @p gate_value: as Stager::deliver_from's (null: the message is in place).
+// @p gate / @p gate_value: as Stager::deliver_from's (null: the message is in place);
+// @p done / @p done_value: as Stager::deliver_from's (null: no word of the sender's to write).
 bool op_deliver_from(Op &op, const void *from, uint64_t bytes, const uint64_t **copied,
-                     std::shared_ptr<const void> *keep, const uint64_t *gate, uint64_t gate_value);
+                     std::shared_ptr<const void> *keep, const uint64_t *gate, uint64_t gate_value,
+                     const uint64_t *done, uint64_t done_value);
 
 // The enqueuing thread, after the agent took the op (agent_submit), when a later step of the
 // enqueue failed: the agent completes the op with @p why without posting it (if the stream has
@@ -214,6 +222,8 @@ inline void op_reuse(Op &op) {
   op.threshold = 0;
   op.gate = nullptr;
   op.done_value = 0;
+  op.peer_done = nullptr;
+  op.peer_done_value = 0;
   op.grequest = MPI_REQUEST_NULL;
   op.user_status = nullptr;
   op.status = MPI_Status{};

@@ -196,14 +196,19 @@ class Stager {
   // before the op completes; *@p copied lives as long as the stager. @p gate (non-null): the
   // message is in place only once that word (device memory, mapped here) reaches
   // @p gate_value (an announced send's ready word, providers/mpi/ipc_ready.hpp); the copy waits
-  // for it.
+  // for it. @p done (non-null): a word of the sender's (device memory, mapped here) that a copy
+  // in by a kernel sets to @p done_value once it has copied, before *@p copied (Op::peer_done;
+  // another copy in leaves it: the sender's answer then releases its stream).
   virtual bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied,
-                            const uint64_t *gate, uint64_t gate_value) {
+                            const uint64_t *gate, uint64_t gate_value, const uint64_t *done,
+                            uint64_t done_value) {
     (void)from;
     (void)bytes;
     (void)copied;
     (void)gate;
     (void)gate_value;
+    (void)done;
+    (void)done_value;
     return false;
   }
 

@@ -31,11 +31,18 @@ constexpr int kAnyDevice = -1;
 // One stream memory operation of ExecStream::batch. @p word is signal memory (host memory the
 // backend maps for its devices), or, with @p device_word, a word in the stream's device memory
 // (a write only; GPU backends only): what kernels read without crossing to host memory.
+// A wait may name a second way to be released: @p alt_word (a word in the stream's device
+// memory, or null) reaching @p alt_value. A kernel that waits takes whichever comes first; a
+// stream memory operation waits on @p word alone, which must be written in any case (a
+// GPU-direct send's completion word, and the word its receiver's copy kernel writes: Op::
+// peer_done).
 struct StreamMemOp {
   enum Kind : uint8_t { write, wait } kind;
   uint64_t *word;
   uint64_t value;
   bool device_word = false;
+  const uint64_t *alt_word = nullptr;
+  uint64_t alt_value = 0;
 };
 
 // Writes and waits as one kernel takes them (a batch of the kernel trigger mode's, on a GPU
@@ -49,13 +56,16 @@ struct OpList {
 };
 
 // Waits a GPU backend's fused receive kernel makes after its copy (ExecStream::
-// wait_then_copy_prefix): the first n of word (device addresses) until each reaches its value;
+// wait_then_copy_prefix): the first n of word (device addresses) until each reaches its value,
+// or its alt_word (a device address, 0: none) reaches its alt_value (StreamMemOp::alt_word);
 // and what it does before it waits (PreWork): the npre copies {pre_dst, pre_src, pre_len}, then
 // the write of pre_value to pre_word (a device address; 0: none). A kernel argument, passed by
 // value.
 struct ThenWaits {
   uint64_t word[4];
   uint64_t value[4];
+  uint64_t alt_word[4];
+  uint64_t alt_value[4];
   unsigned n;
   unsigned npre;
   uint32_t tiny_flag;  // a tiny receive's flag (TinyWords), or 0: its words are not written
@@ -114,7 +124,7 @@ struct TinyWords {
   // block.
   static constexpr std::size_t kBytes = 1016;
   static constexpr std::size_t kWords = 1 + kBytes / 4;  // length + payload
-  static constexpr std::size_t kAt = 6;                  // len_word + kAt
+  static constexpr std::size_t kAt = 8;                  // len_word + kAt
   static constexpr uint64_t word(uint32_t flag, uint32_t v) {
     return static_cast<uint64_t>(flag) << 32 | v;
   }
@@ -276,6 +286,9 @@ class ExecStream {
     (void)max_bytes;
     return false;
   }
+  // Whether the waits this stream's kernels make (ThenWaits) take a wait's alt_word
+  // (StreamMemOp): a stream memory operation waits on its word alone.
+  virtual bool waits_either() const { return false; }
   // (@p n >= 1; wait_then_copy_prefix's pre and then with the first and the last.)
   Status wait_then_copy_prefix_each(const FusedReceive *r, std::size_t n, const StreamMemOp *then,
                                     std::size_t nthen, const PreWork *pre) {

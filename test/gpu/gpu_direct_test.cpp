@@ -1,8 +1,9 @@
 // GPU-direct (same-node CUDA IPC, providers/mpi/ipc_path.hpp) between ranks of one node:
 // buffers freed and re-made at the same address between sends, offsets into allocations,
 // truncation, zero bytes, managed memory (staged), ANY_SOURCE over a GPU-direct and a staged
-// peer (3 ranks; rank 2 turns GPU-direct off), 10,000 rounds without host synchronisation, and
-// announced sends (written late; never overtaking an earlier send; many waiting at once).
+// peer (3 ranks; rank 2 turns GPU-direct off), 10,000 rounds without host synchronisation,
+// announced sends (written late; never overtaking an earlier send; many waiting at once), and
+// sends completed on the GPU (the send buffer rewritten right after the wait).
 // The other GPU suites (p2p, semantics, pipeline, datatype) run on this path too by default.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -397,4 +398,43 @@ TEST_CASE("GPU-direct: 10,000 rounds without host synchronisation") {
   }
   REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
   if (world_rank() == 0) CHECK(check(b.get(), n, rounds - 1, sc.cs) == 0);
+}
+
+// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, the default; providers/mpi/ipc_path.hpp):
+// a GPU-direct send's wait in MPIX_Waitall_enqueue's kernel goes on once the receiver's copy
+// kernel has read the message, before the answer through both agents. Each stream rewrites its
+// send buffer right after each Waitall, and every few rounds one rank holds its own copy back
+// (a slow kernel before its Waitall): had the peer's wait gone on before that copy, the copy
+// would find the peer's next bytes. 16 KiB (unannounced under auto) and 256 KiB (announced).
+TEST_CASE("GPU-direct: a send's stream goes on only once the receiver has copied") {
+  if (world_size() < 2 || world_rank() > 1) return;
+  CudaStreamComm sc;
+  const int me = world_rank();
+  const int peer = 1 - me;
+  auto seed = [](int round, int rank) { return static_cast<uint32_t>(round * 2 + rank); };
+  for (std::size_t n : {std::size_t{16384}, std::size_t{262144}}) {
+    INFO("bytes " << n);
+    const int rounds = 300;
+    GpuBuf sbuf(Place::device, n), rbuf(Place::device, n);
+    GpuBuf counts(Place::device, 2 * sizeof(unsigned long long)), slow(Place::device, sizeof(int));
+    CUDA_REQUIRE(cudaMemsetAsync(counts.get(), 0, 2 * sizeof(unsigned long long), sc.cs));
+    auto *c = counts.as<unsigned long long>();
+    for (int k = 0; k < rounds; ++k) {
+      MPI_Request r[2];
+      fill(sbuf.get(), n, seed(k, me), sc.cs);
+      REQUIRE(MPIX_Irecv_enqueue(rbuf.get(), static_cast<int>(n), MPI_BYTE, peer, 5, sc.comm,
+                                 &r[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(sbuf.get(), static_cast<int>(n), MPI_BYTE, peer, 5, sc.comm,
+                                 &r[1]) == MPI_SUCCESS);
+      if (k % 10 == 5 * me)  // 0.2 ms before this side copies the peer's message
+        CUDA_REQUIRE(slow_write(slow.as<int>(), 1, k, 200000, sc.cs));
+      REQUIRE(MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+      fill(sbuf.get(), n, 0x5eed0000u + static_cast<uint32_t>(k), sc.cs);  // the buffer reused
+      CUDA_REQUIRE(check_pattern(rbuf.get(), n, seed(k, peer), c, c + 1, sc.cs));
+    }
+    REQUIRE(MPIX_Stream_synchronize(sc.stream) == MPI_SUCCESS);
+    auto v = counts.read<unsigned long long>(2);
+    CHECK(v[0] == 0);  // bytes that differed, over every round
+    CHECK(v[1] == static_cast<unsigned long long>(rounds));
+  }
 }

@@ -131,10 +131,13 @@ TEST_CASE("a message delivered from elsewhere is copied in by the stream, then a
     mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, /*direct=*/true);
     std::memset(bounce, 'x', 64);  // never copied: the message is not in the bounce buffer
     const uint64_t *copied = nullptr;
-    REQUIRE(stg.deliver_from(sender.data(), 30, &copied, nullptr, 0));
+    // The sender's done word, as if mapped here (Op::peer_done): the stream's copy sets it to 7.
+    uint64_t done = 6;
+    REQUIRE(stg.deliver_from(sender.data(), 30, &copied, nullptr, 0, &done, 7));
     REQUIRE(copied != nullptr);
     stg.on_done(received(30));  // keeps the length and source deliver_from stored
     CHECK(mpix::load_signal(copied) == 0);
+    CHECK(mpix::load_signal(&done) == 6);
     if (host_wait) {
       REQUIRE(stg.on_host_wait().is_ok());
     } else {
@@ -143,13 +146,16 @@ TEST_CASE("a message delivered from elsewhere is copied in by the stream, then a
     }
     CHECK(std::string(user.data(), 31) == std::string(30, 's') + "u");
     CHECK(mpix::load_signal(copied) == 1);  // the sender may reuse its buffer now
+    // A host wait's copy leaves the word (device memory of the sender's, where it is real): the
+    // sender's stream goes on at the answer that copied leads to.
+    CHECK(mpix::load_signal(&done) == (host_wait ? 6u : 7u));
   }
   // Only a receive set up for GPU-direct takes a message from elsewhere.
   std::vector<char> other(64, 'u');
   char *bounce = nullptr;
   mpix::StreamStager plain(stage_recv(other, &bounce), /*clip=*/true);
   const uint64_t *copied = nullptr;
-  CHECK_FALSE(plain.deliver_from(sender.data(), 30, &copied, nullptr, 0));
+  CHECK_FALSE(plain.deliver_from(sender.data(), 30, &copied, nullptr, 0, nullptr, 0));
 }
 
 TEST_CASE("a host wait copies a message from an announced send once its ready word says so",
@@ -164,7 +170,7 @@ TEST_CASE("a host wait copies a message from an announced send once its ready wo
   char *bounce = nullptr;
   mpix::StreamStager stg(stage_recv(user, &bounce), /*clip=*/true, /*direct=*/true);
   const uint64_t *copied = nullptr;
-  REQUIRE(stg.deliver_from(sender.data(), 30, &copied, &ready, 5));
+  REQUIRE(stg.deliver_from(sender.data(), 30, &copied, &ready, 5, nullptr, 0));
   stg.on_done(received(30));
   REQUIRE(stg.on_host_wait().is_ok());
   CHECK(std::string(user.data(), 31) == std::string(30, 's') + "u");

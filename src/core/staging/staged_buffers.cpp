@@ -73,6 +73,8 @@ Status StagedBuffers::stage(char *user, int count, MPI_Datatype dt, StagedCopy *
     store_signal(copied_word, 0);
     store_signal(len_word + 4, 0);  // no gate (Stager::deliver_from)
     store_signal(len_word + 5, 0);
+    store_signal(len_word + 6, 0);  // no sender's done word (Stager::deliver_from)
+    store_signal(len_word + 7, 0);
     // A flag of its own: the words a former use of the buffer left carry another.
     tiny_flag = tiny ? next_tiny_flag() : 0;
   }

@@ -69,7 +69,9 @@ struct StagedBuffers {
   uint64_t *piece_word = nullptr;   // pieces of a chunked message in the bounce buffer
   uint64_t *copied_word = nullptr;  // len_word[3]: set by the copy in of a delivered message
   // len_word[4], [5]: where a delivered message's gate is and the value it waits for (0: none).
-  static constexpr std::size_t kLenWords = 6;
+  // len_word[6], [7]: the sender's done word (mapped here) and the value the copy in writes there
+  // once it has copied the message (0: none; Op::peer_done).
+  static constexpr std::size_t kLenWords = 8;
   static_assert(TinyWords::kAt == kLenWords, "a tiny receive's words follow the length words");
   // len_word[kLenWords ...]: a tiny receive's flagged words (TinyWords), flagged with tiny_flag;
   // null where the receive is not tiny (no room was made for them).

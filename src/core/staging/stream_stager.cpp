@@ -174,13 +174,16 @@ void *StreamStager::direct_target() {
 }
 
 bool StreamStager::deliver_from(const void *from, uint64_t bytes, const uint64_t **copied,
-                                const uint64_t *gate, uint64_t gate_value) {
+                                const uint64_t *gate, uint64_t gate_value, const uint64_t *done,
+                                uint64_t done_value) {
   if (!direct_ || !from || delivered_) return false;
   store_signal(b_.len_word, bytes);
   // Stored before the receive completes: the copy in reads these words once its completion
   // word is written.
   store_signal(b_.len_word + 4, reinterpret_cast<uint64_t>(gate));
   store_signal(b_.len_word + 5, gate_value);
+  store_signal(b_.len_word + 6, reinterpret_cast<uint64_t>(done));
+  store_signal(b_.len_word + 7, done_value);
   store_signal(b_.len_word + 1, reinterpret_cast<uint64_t>(from));
   from_peer_ = true;
   *copied = b_.copied_word;

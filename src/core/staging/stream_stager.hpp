@@ -59,7 +59,7 @@ class StreamStager : public Stager {
   bool tiny_copy_in() const;
   void *direct_target() override;
   bool deliver_from(const void *from, uint64_t bytes, const uint64_t **copied, const uint64_t *gate,
-                    uint64_t gate_value) override;
+                    uint64_t gate_value, const uint64_t *done, uint64_t done_value) override;
   Status receive_space(uint64_t bytes, void **at) override;
   bool bounces_on_device() const override { return b_.bounce_device >= 0; }
   bool waits_first() const override { return direct_; }

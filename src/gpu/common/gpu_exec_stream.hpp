@@ -326,6 +326,8 @@ class GpuExecStream final : public ExecStream {
       if (ops[i].device_word) tw->word[i] = reinterpret_cast<uint64_t>(ops[i].word);
       else if (!signals_->device_address(ops[i].word, &tw->word[i]).is_ok()) return false;
       tw->value[i] = ops[i].value;
+      tw->alt_word[i] = reinterpret_cast<uint64_t>(ops[i].alt_word);
+      tw->alt_value[i] = ops[i].alt_value;
     }
     tw->n = static_cast<unsigned>(n);
     return true;
@@ -394,6 +396,7 @@ class GpuExecStream final : public ExecStream {
     static const bool one = std::strcmp(setting_str(GpuSetting::waitall_fuse), "each") != 0;
     return one && Api::kHasKernels && mode_ != TriggerMode::hostfn;
   }
+  bool waits_either() const override { return Api::kHasKernels && mode_ != TriggerMode::hostfn; }
   // As few kernels as FusedReceives takes (kMax receives, kMaxBlocks blocks a launch), each
   // receive on the blocks a kernel of its own would take (wait_copy_many_kernel): the first
   // makes @p pre where it can, the last the waits of @p then where they are few (else a batch

@@ -56,6 +56,17 @@ __device__ __forceinline__ void spin_acquire(const volatile unsigned long long *
   }
 }
 
+// Until @p word reaches @p value or @p alt (a word in this GPU's memory) reaches @p alt_value,
+// whichever comes first (StreamMemOp::alt_word).
+__device__ __forceinline__ void spin_either(const volatile unsigned long long *word,
+                                            unsigned long long value,
+                                            const volatile unsigned long long *alt,
+                                            unsigned long long alt_value) {
+  while (static_cast<long long>(load_acquire_sys(word) - value) < 0 &&
+         static_cast<long long>(load_acquire_sys(alt) - alt_value) < 0) {
+  }
+}
+
 // Earlier kernels on the stream have finished before this one starts; the fence makes their
 // writes visible to the host before the host can see the new value.
 __global__ void store_word(volatile unsigned long long *word, unsigned long long value) {
@@ -202,9 +213,12 @@ __device__ void copy_bytes(char *dst, const char *src, unsigned long long n, boo
 
 // A GPU-direct message copied from its sender's memory (@p from, len[1], not 0) by @p blocks
 // blocks: once each has copied its share, the last one sets len[3], on which the receiver's
-// agent answers the sender (its buffer is free again). @p count: those blocks' device counter
-// (null for one block), left at 0 for the stream's next launch.
+// agent answers the sender (its buffer is free again), and before it the sender's done word
+// @p done (len[6], mapped here; 0: none) to @p done_value, on which the sender's stream may go
+// on without that answer (Op::peer_done). @p count: those blocks' device counter (null for one
+// block), left at 0 for the stream's next launch.
 __device__ void announce_copied(volatile unsigned long long *len, unsigned long long from,
+                                unsigned long long done, unsigned long long done_value,
                                 unsigned long long *count, unsigned blocks) {
   if (!from) return;
   __syncthreads();
@@ -218,15 +232,20 @@ __device__ void announce_copied(volatile unsigned long long *len, unsigned long 
     // what this block wrote or acquired.
     __threadfence();
   }
+  // Every block's reads of the sender's buffer are over: the sender may reuse it. Released at
+  // system scope (the sender's stream may wait on another GPU), before len[3], so that the
+  // sender's agent (which gives the word back on the answer len[3] leads to) finds it written.
+  if (done) store_release(reinterpret_cast<volatile unsigned long long *>(done), done_value, false);
   store_release(len + 3, 1, false);
 }
 
 // The words a copy in reads from pinned host memory (StagedBuffers::len_word): the length, the
 // source, and for a GPU-direct message from an announced send the sender's ready word (mapped
-// here) and the value that says its data is in place (Stager::deliver_from). One thread loads
-// all four before it uses any, so that they cost one PCIe round trip, not one each.
+// here) and the value that says its data is in place, and the sender's done word and the value
+// to write there once copied (Stager::deliver_from). One thread loads all six before it uses
+// any, so that they cost one PCIe round trip, not one each.
 struct LenWords {
-  unsigned long long total, from, gate, gate_value;
+  unsigned long long total, from, gate, gate_value, done, done_value;
 };
 __device__ LenWords load_len(const volatile unsigned long long *len) {
   LenWords w;
@@ -234,6 +253,8 @@ __device__ LenWords load_len(const volatile unsigned long long *len) {
   w.from = len[1];
   w.gate = len[4];
   w.gate_value = len[5];
+  w.done = len[6];
+  w.done_value = len[7];
   return w;
 }
 // Returns once an announced send's data is in place (at once for any other message).
@@ -249,8 +270,9 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   // thread reading the same host word is a PCIe read each, and they serialise: 65,536 of them
   // would take milliseconds for a 4 MiB receive).
   __shared__ unsigned long long block_total, block_from;
+  LenWords w{};  // thread 0's, which announces
   if (threadIdx.x == 0) {
-    const LenWords w = load_len(len);
+    w = load_len(len);
     wait_gate(w);
     block_total = w.total;
     block_from = w.from;
@@ -260,7 +282,7 @@ __global__ void copy_prefix(char *dst, const char *src, unsigned long long max,
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, block_from ? reinterpret_cast<const char *>(block_from) : src, n);
-  announce_copied(len, block_from, nullptr, 1);  // one block (copy_prefix_kernel)
+  announce_copied(len, block_from, w.done, w.done_value, nullptr, 1);  // one block
 }
 
 // copy_prefix on a grid that reads the host length once: block 0 reads it and hands it to the
@@ -316,9 +338,14 @@ __global__ void copies_then_store(ThenWaits then) {
 
 // The waits of ThenWaits by one thread (the kernel's stream goes on once all are reached).
 __device__ void wait_then(const ThenWaits &then) {
-  for (unsigned i = 0; i < then.n; ++i)
-    spin_acquire(reinterpret_cast<const volatile unsigned long long *>(then.word[i]),
-                 then.value[i]);
+  for (unsigned i = 0; i < then.n; ++i) {
+    const auto *w = reinterpret_cast<const volatile unsigned long long *>(then.word[i]);
+    if (then.alt_word[i])
+      spin_either(w, then.value[i],
+                  reinterpret_cast<const volatile unsigned long long *>(then.alt_word[i]),
+                  then.alt_value[i]);
+    else spin_acquire(w, then.value[i]);
+  }
 }
 
 // A direct partitioned round's copy (partitioned/direct_link.hpp) as one kernel: the block's
@@ -422,8 +449,9 @@ __device__ void receive_block(const volatile unsigned long long *word, unsigned 
   if (threadIdx.x == 0) spin_acquire(word, value);
   __syncthreads();
   const bool speculate = max <= kSpeculate && reinterpret_cast<unsigned long long>(src) % 16 == 0;
+  LenWords w{};  // thread 0's, which announces
   if (threadIdx.x == 0) {
-    const LenWords w = load_len(len);
+    w = load_len(len);
     wait_gate(w);
     total = w.total;
     from = w.from;
@@ -441,7 +469,7 @@ __device__ void receive_block(const volatile unsigned long long *word, unsigned 
                    : speculate ? reinterpret_cast<const char *>(head)
                                : src;
   copy_bytes(dst, at, n, true);
-  announce_copied(len, from, nullptr, 1);
+  announce_copied(len, from, w.done, w.done_value, nullptr, 1);
 }
 
 __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned long long value,
@@ -459,19 +487,26 @@ __global__ void wait_then_copy(const volatile unsigned long long *word, unsigned
 
 // How the blocks of a grid (or of one receive in wait_then_copy_many) meet, by their thread 0:
 // the @p leader reads the length words (once the sender's data is in place: wait_gate) and
-// leaves the length and the source in @p s, then @p ticket; the others wait for the ticket and
-// read them. The others spin on device memory, not on the host words: every block reading one
-// word of pinned host memory is a PCIe read, and those serialise (~1.4 us each on one H200).
+// leaves the length, the source and the sender's done word and value in @p s (s[1], s[2], s[4],
+// s[5]), then @p ticket; the others wait for the ticket and read them (the done word into
+// @p done[0..1]: the block that announces the copy writes it). The others spin on device memory,
+// not on the host words: every block reading one word of pinned host memory is a PCIe read, and
+// those serialise (~1.4 us each on one H200).
 __device__ void share_len(bool leader, volatile unsigned long long *len,
                           volatile unsigned long long *s, unsigned long long ticket,
-                          unsigned long long &total, unsigned long long &from) {
+                          unsigned long long &total, unsigned long long &from,
+                          unsigned long long *done) {
   if (leader) {
     const LenWords w = load_len(len);
     wait_gate(w);
     total = w.total;
     from = w.from;
+    done[0] = w.done;
+    done[1] = w.done_value;
     s[1] = total;
     s[2] = from;
+    s[4] = w.done;
+    s[5] = w.done_value;
     __threadfence();
     s[0] = ticket;
   } else {
@@ -480,13 +515,15 @@ __device__ void share_len(bool leader, volatile unsigned long long *len,
     __threadfence();
     total = s[1];
     from = s[2];
+    done[0] = s[4];
+    done[1] = s[5];
   }
 }
 
 // A fused receive's device words for its blocks to meet in when it spans several blocks of
 // wait_then_copy_many (as g_fuse_slots for wait_then_copy_grid, below): per stream slot and
-// receive of a launch, {ticket, length, source, blocks done}.
-__device__ unsigned long long g_many_slots[CudaApi::kFuseSlots][FusedReceives::kMax][4];
+// receive of a launch, {ticket, length, source, blocks done, the sender's done word, its value}.
+__device__ unsigned long long g_many_slots[CudaApi::kFuseSlots][FusedReceives::kMax][6];
 
 // Block @p k of the @p nb blocks of a staged receive in wait_then_copy_many (nb > 1): block 0
 // waits for the completion word, reads the length words and tells the others through @p s
@@ -498,9 +535,10 @@ __device__ void receive_share(const volatile unsigned long long *word, unsigned 
                               volatile unsigned long long *len, unsigned k, unsigned nb,
                               volatile unsigned long long *s, unsigned long long ticket,
                               unsigned long long &total, unsigned long long &from) {
+  unsigned long long done[2] = {0, 0};  // thread 0's, which announces
   if (threadIdx.x == 0) {
     if (k == 0) spin_acquire(word, value);
-    share_len(k == 0, len, s, ticket, total, from);
+    share_len(k == 0, len, s, ticket, total, from, done);
   }
   __syncthreads();
   const unsigned long long n = total < max ? total : max;
@@ -510,7 +548,7 @@ __device__ void receive_share(const volatile unsigned long long *word, unsigned 
   if (at < n)
     copy_bytes(dst + at, (from ? reinterpret_cast<const char *>(from) : src) + at,
                n - at < share ? n - at : share, true);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), nb);
+  announce_copied(len, from, done[0], done[1], const_cast<unsigned long long *>(&s[3]), nb);
 }
 
 // Several staged receives of one MPIX_Waitall_enqueue as one kernel, each on its blocks
@@ -546,8 +584,8 @@ __global__ void wait_then_copy_many(FusedReceives r, int slot, unsigned long lon
 // The grid of a fused receive larger than one block can copy quickly (wait_then_copy_grid): per
 // stream that runs one, device words {ticket, length, source, blocks done} through which block 0
 // tells the others that the completion word was reached, how long the message is and where it
-// is (share_len).
-__device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][4];
+// is (share_len), and the sender's done word and value (s[4], s[5]).
+__device__ unsigned long long g_fuse_slots[CudaApi::kFuseSlots][6];
 
 __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
                                     unsigned long long value, char *dst, const char *src,
@@ -556,18 +594,19 @@ __global__ void wait_then_copy_grid(const volatile unsigned long long *word,
   griddep_wait();
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
+  unsigned long long done[2] = {0, 0};  // thread 0's, which announces
   if (threadIdx.x == 0) {
     if (blockIdx.x == 0) {
       write_pre(then);  // never copies here (ExecStream::wait_then_copy_prefix: one block only)
       spin_acquire(word, value);
     }
-    share_len(blockIdx.x == 0, len, s, ticket, total, from);
+    share_len(blockIdx.x == 0, len, s, ticket, total, from, done);
   }
   __syncthreads();
   unsigned long long n = total;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), gridDim.x);
+  announce_copied(len, from, done[0], done[1], const_cast<unsigned long long *>(&s[3]), gridDim.x);
   if (blockIdx.x == 0 && threadIdx.x == 0) wait_then(then);  // as in wait_then_copy
 }
 
@@ -577,12 +616,13 @@ __global__ void copy_prefix_grid(char *dst, const char *src, unsigned long long 
   griddep_wait();
   volatile unsigned long long *s = g_fuse_slots[slot];
   __shared__ unsigned long long total, from;
-  if (threadIdx.x == 0) share_len(blockIdx.x == 0, len, s, ticket, total, from);
+  unsigned long long done[2] = {0, 0};  // thread 0's, which announces
+  if (threadIdx.x == 0) share_len(blockIdx.x == 0, len, s, ticket, total, from, done);
   __syncthreads();
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), gridDim.x);
+  announce_copied(len, from, done[0], done[1], const_cast<unsigned long long *>(&s[3]), gridDim.x);
 }
 
 // A large copy in of a message that may come from an announced send, in two kernels: one thread
@@ -600,6 +640,8 @@ __global__ void gate_then_publish(const volatile unsigned long long *len, int sl
   volatile unsigned long long *s = g_fuse_slots[slot];
   s[1] = w.total;
   s[2] = w.from;
+  s[4] = w.done;
+  s[5] = w.done_value;
 }
 
 // The grid after gate_then_publish (which ended before this kernel reads: stream order, or
@@ -609,11 +651,11 @@ __global__ void copy_prefix_gated(char *dst, const char *src, unsigned long long
                                   int slot) {
   griddep_wait();
   volatile unsigned long long *s = g_fuse_slots[slot];
-  const unsigned long long total = s[1], from = s[2];
+  const unsigned long long total = s[1], from = s[2], done = s[4], done_value = s[5];
   unsigned long long n = total > skip ? total - skip : 0;
   if (n > max) n = max;
   copy_bytes(dst, from ? reinterpret_cast<const char *>(from) : src, n);
-  announce_copied(len, from, const_cast<unsigned long long *>(&s[3]), gridDim.x);
+  announce_copied(len, from, done, done_value, const_cast<unsigned long long *>(&s[3]), gridDim.x);
 }
 
 }  // namespace

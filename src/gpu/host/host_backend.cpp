@@ -175,7 +175,11 @@ class HostExecStream final : public ExecStream {
     if (n)
       std::memcpy(c.dst, from ? reinterpret_cast<const void *>(from) : c.src,
                   n < c.max ? static_cast<std::size_t>(n) : c.max);
-    if (from) store_signal(const_cast<uint64_t *>(c.len) + 3, 1);  // copied
+    if (!from) return;
+    // The sender's done word (len_word[6..7]), then copied, as the GPU's kernel writes them.
+    auto *done = reinterpret_cast<uint64_t *>(load_signal(c.len + 6));
+    if (done) store_signal(done, load_signal(c.len + 7));
+    store_signal(const_cast<uint64_t *>(c.len) + 3, 1);  // copied
   }
   // The kernel's poll (poll_tiny in cuda_kernels.cu), one word after the other: once every word
   // the receive needs carries the flag, the message is copied from them; once the completion

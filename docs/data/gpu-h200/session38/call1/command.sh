@@ -1,0 +1,43 @@
+#!/bin/bash
+# Session 38 call 1: GPU-direct sends completed on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, new
+# default; answer = before). First the GPU-direct suites (the new case, the answered variant),
+# then the halo (1x2 and 2x2, deferred triggers) and the D D ping-pong / bandwidth from 8 KiB,
+# gpu vs answer alternating, two rounds; then the other gpu tests while time is left.
+budget=${1:-560}  # gpu tests while SECONDS < budget
+stop=${2:-420}    # benchmark steps only where they end before SECONDS = stop
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source scripts/device_prologue.sh
+first='^(gpu_direct_.*|gpu_p2p_(memop|kernel)_np2|gpu_pipeline_memop_np2|gpu_p2p_(answered|deferred|fuseeach)_memop_np2|gpu_pipeline_answered_memop_np2)$'
+for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}' | grep -E "$first"); do
+  timeout -k 5 60 ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >> "$out/ctest_gpu.log" 2>&1
+  rc=$?; echo "$t rc=$rc" >> "$out/ctest_summary.txt"; [ $rc -eq 0 ] || mps_restart
+done
+log "first suites: $(grep -c 'rc=0' "$out/ctest_summary.txt") of $(grep -c . "$out/ctest_summary.txt") passed"
+step() {  # step NAME SECONDS CMD...
+  local name=$1 t=$2; shift 2
+  [ $((SECONDS + t)) -lt $stop ] || { log "$name skipped: no time"; return; }
+  timeout -k 5 "$t" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?; log "$name rc=$rc"; [ $rc -eq 0 ] || mps_restart
+}
+export MPIX_DEFER_TRIGGER=1
+M+=(-x MPIX_DEFER_TRIGGER -x MPIX_GPU_DIRECT_COMPLETION)
+M4=("${M[@]}"); M4[2]=4; M4+=(--oversubscribe)  # mpirun -np 4
+for k in 1 2; do
+  for c in answer gpu; do
+    export MPIX_GPU_DIRECT_COMPLETION=$c
+    step halo_${c}_$k 45 "${M[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.3 \
+      --reps 3 --sizes 64,1024,8192 --variants classic,mpix
+    step halo2x2_${c}_$k 35 "${M4[@]}" build-gpu/bench/mpix_halo --device cuda --dims 2x2 \
+      --seconds 0.3 --reps 3 --sizes 1024,4096 --variants classic,mpix
+  done
+done
+export MPIX_DEFER_TRIGGER=0
+for c in answer gpu; do
+  export MPIX_GPU_DIRECT_COMPLETION=$c
+  step lat_dd_$c 30 "${M[@]}" build-gpu/bench/mpix_latency -d cuda --set kernel=write -i 500 \
+    -x 50 -m 8192:4194304 --buffers "D D" --mode enqueue
+  step bw_dd_$c 40 "${M[@]}" build-gpu/bench/mpix_bw -d cuda --buffers "D D" --mode enqueue \
+    -m 8192:4194304 -i 20 -x 5
+done
+gpu_tests "$first"
+log done
