@@ -366,6 +366,9 @@ void IpcPath::finish_send(Send &s) {
     MPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(s.rts.bytes));
     op_completed(*op, st);
   }
+  // The agent completes it after this loop's progress, which may match the next header from
+  // this peer first: that receive's stream copy must not take this wait for pending.
+  if (op->stream) op->stream->wait_order().mark_released(op->done.word, op->done_value);
 }
 
 void IpcPath::announce_learn(const Send &s, bool want) {

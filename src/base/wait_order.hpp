@@ -20,7 +20,7 @@ class WaitOrder {
   void note(const uint64_t *word, uint64_t value) {
     std::lock_guard<std::mutex> lk(mu_);
     drop_released();
-    waits_.push_back(Wait{word, value});
+    waits_.push_back(Wait{word, value, false});
   }
   // note() for each of @p n waits in order (anything with `word` and `value`), under one lock:
   // a stream wait of many requests notes them all at once.
@@ -29,7 +29,8 @@ class WaitOrder {
     if (!n) return;
     std::lock_guard<std::mutex> lk(mu_);
     drop_released();
-    for (std::size_t i = 0; i < n; ++i) waits_.push_back(Wait{waits[i].word, waits[i].value});
+    for (std::size_t i = 0; i < n; ++i)
+      waits_.push_back(Wait{waits[i].word, waits[i].value, false});
   }
   // Whether the wait on (@p word, @p value) is queued, and every wait queued before it is
   // released.
@@ -43,14 +44,28 @@ class WaitOrder {
     drop_released();
     return waits_.size();
   }
+  // The wait on (@p word, @p value), if queued, is as good as released: its op is over, and the
+  // agent writes the word in this loop whatever other ranks do (a GPU-direct send whose answer
+  // came in this agent loop, ahead of a header matched in the same loop: the receive queued
+  // behind it is still its stream's next).
+  void mark_released(const uint64_t *word, uint64_t value) {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (Wait &w : waits_)
+      if (w.word == word && w.value == value) {
+        w.over = true;
+        break;
+      }
+  }
 
  private:
   struct Wait {
     const uint64_t *word;
     uint64_t value;
+    bool over = false;  // mark_released
   };
   void drop_released() {
-    while (!waits_.empty() && reached(load_signal(waits_.front().word), waits_.front().value))
+    while (!waits_.empty() &&
+           (waits_.front().over || reached(load_signal(waits_.front().word), waits_.front().value)))
       waits_.pop_front();
   }
   std::mutex mu_;

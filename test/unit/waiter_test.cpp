@@ -87,3 +87,18 @@ TEST_CASE("a stream's wait order: the next wait is the first one not yet release
   CHECK(w.pending() == 0);
   CHECK_FALSE(w.is_next(&other, 3));
 }
+
+TEST_CASE("a wait marked released counts as released before its word is written", "[wait_order]") {
+  uint64_t send = 0, recv = 0;
+  mpix::WaitOrder w;
+  w.note(&send, 1);  // a GPU-direct send's wait, then a receive's
+  w.note(&recv, 1);
+  CHECK_FALSE(w.is_next(&recv, 1));
+  w.mark_released(&send, 2);  // another wait on the word: no change
+  CHECK_FALSE(w.is_next(&recv, 1));
+  w.mark_released(&send, 1);  // its answer came in this agent loop: the word comes later
+  CHECK(w.is_next(&recv, 1));
+  CHECK(w.pending() == 1);
+  w.mark_released(&recv, 7);  // not queued: nothing happens
+  CHECK(w.pending() == 1);
+}
