@@ -8,6 +8,8 @@
 // stream). Checking before PMPI_Comm_free keeps the communicator whole under every MPI.
 #include <mpi.h>
 
+#include <chrono>
+
 #include "api/plain_sync.hpp"
 #include "base/log.hpp"
 #include "core/comm_ctx.hpp"
@@ -21,6 +23,9 @@ extern "C" int MPI_Comm_free(MPI_Comm *comm) {
   if (pending <= 0) return PMPI_Comm_free(comm);
   const int rc = mpix::sync_first(*comm, "MPI_Comm_free");
   if (rc != MPI_SUCCESS) return rc;
+  // GPU-direct sends whose stream went on at their receiver's copy complete on the answer, a
+  // moment later (Stream::settle): the user may have synchronised the stream just now.
+  mpix::comm_ctx_settle(*comm, std::chrono::milliseconds(100));
   pending = mpix::comm_ctx_pending(*comm);
   if (pending <= 0) return PMPI_Comm_free(comm);
   MPIX_LOG(warn, "api",

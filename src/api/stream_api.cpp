@@ -212,7 +212,9 @@ Status stream_drain_for_host_call(Stream &s) {
     std::lock_guard<FutexLock> lk(s.enqueue_mutex());
     MPIX_TRY(flush_deferred_trigger(s, *ex));
   }
-  return ex->synchronize();
+  MPIX_TRY(ex->synchronize());
+  s.settle(std::chrono::seconds(1));  // ops over but for their answer (Stream::early_waits)
+  return {};
 }
 
 }  // namespace mpix
@@ -263,6 +265,10 @@ int MPIX_Stream_synchronize(MPIX_Stream stream) {
     }
     if (st.is_ok()) st = ex->synchronize();
     if (!st.is_ok()) return finish(MPI_COMM_NULL, "MPIX_Stream_synchronize", st);
+    // Every op the stream waited on is over: those whose wait went on before they completed
+    // (GPU-direct sends released by their receiver's copy) complete on their answer, which is
+    // on its way; when this returns, none is pending (MPI_Comm_free, MPIX_Stream_free).
+    s->settle(std::chrono::seconds(1));
     // An enqueued blocking op failed since the last synchronize: its error code (with the cause)
     // goes to MPI_COMM_WORLD's error handler and back to the caller.
     if (const int code = s->take_sync_error())

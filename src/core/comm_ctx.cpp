@@ -229,6 +229,16 @@ std::shared_ptr<Stream> comm_ctx_sync_stream(MPI_Comm comm) {
   return h->stream;
 }
 
+void comm_ctx_settle(MPI_Comm comm, std::chrono::milliseconds most) {
+  const int kv = g_kv.load(std::memory_order_acquire);
+  if (kv == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return;
+  void *v = nullptr;
+  int flag = 0;
+  if (MPI_Comm_get_attr(comm, kv, &v, &flag) != MPI_SUCCESS || !flag) return;
+  const Holder &h = *static_cast<Holder *>(v);
+  if (h->stream) h->stream->settle(most);
+}
+
 int64_t comm_ctx_pending(MPI_Comm comm) {
   const int kv = g_kv.load(std::memory_order_acquire);
   if (kv == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return 0;  // no stream comm made yet

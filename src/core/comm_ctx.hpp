@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -129,6 +130,9 @@ inline Status comm_ctx_peek(MPI_Comm comm, const std::shared_ptr<CommCtx> **out)
 // Ops enqueued on @p comm and not completed (0 if it is not a stream communicator). Makes no
 // attribute key (MPI_Comm_free of any communicator asks).
 int64_t comm_ctx_pending(MPI_Comm comm);
+// Waits, at most @p most, for the ops of @p comm's stream that the stream may have passed
+// before they completed (Stream::settle).
+void comm_ctx_settle(MPI_Comm comm, std::chrono::milliseconds most);
 // For libmpix's plain MPI calls (api/plain_mpi_api.cpp): the stream to synchronise before a
 // call on @p comm (a stream communicator whose stream syncs plain calls), or null. A single relaxed
 // load when no such communicator exists; otherwise one attribute lookup.

@@ -455,13 +455,14 @@ Status enqueue_waitall_ops(int count, MPI_Request *requests, Op *const *ops, MPI
       staged |= op->stager != nullptr;
       if (op->stager && op->stager->waits_first()) waits_first.push_back(end);
       else if (op->stager && op->stager->fuses_copy_in(*ex)) fused.push_back(end);
-      else if (op->peer_done && !status_of(end))
+      else if (op->peer_done && !status_of(end) && ex->waits_either()) {
         // A GPU-direct send: a kernel that waits for it goes on once its receiver has copied
         // (Op::peer_done); its status (asked for: MPI_Status is written by the agent before the
         // completion word) would not be there yet then.
         waits.push_back({StreamMemOp::wait, op->done.word, op->done_value, false, op->peer_done,
                          op->peer_done_value});
-      else waits.push_back({StreamMemOp::wait, op->done.word, op->done_value});
+        op_note_early_wait(*ops[end]);
+      } else waits.push_back({StreamMemOp::wait, op->done.word, op->done_value});
     }
     {
       std::lock_guard<FutexLock> lk(s.enqueue_mutex());

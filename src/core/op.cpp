@@ -110,6 +110,13 @@ void op_forget_status(Op &op) { op.flags.fetch_or(kOpNoStatus, std::memory_order
 // flag with one fetch_or; the one that sees the other's flag already set owns the last steps
 // (copy the status, free the request). A blocking op starts with kOpWaitEnqueued set and no
 // request.
+void op_note_early_wait(Op &op) {
+  // Counted unless op_complete came first; if it comes after the flag, it uncounts it (the
+  // count may dip below 0 for a moment).
+  const unsigned old = op.flags.fetch_or(kOpEarlyWait, std::memory_order_acq_rel);
+  if (!(old & kOpCompleted) && op.stream) op.stream->early_waits.fetch_add(1);
+}
+
 bool op_complete(Op &op) {
   op_advance(op, OpState::complete);
   const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
@@ -133,6 +140,8 @@ bool op_complete(Op &op) {
   // context's end is what tells MPIX_Stream_free that no communicator uses the stream any more,
   // and a user may free the communicator and then the stream as soon as the stream drained.
   op.ctx.reset();
+  // A stream that may have passed its wait already (Stream::settle) sees it over from here on.
+  if (op.stream && (old & kOpEarlyWait)) op.stream->early_waits.fetch_sub(1);
   // A staged receive's copy in, released by the word below, reads the message's length.
   if (op.stager) op.stager->on_done(op.status);
   // A request the user may still test (no stream wait took it, e.g. a queue's) completes before

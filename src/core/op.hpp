@@ -74,6 +74,9 @@ enum OpFlag : unsigned {
   kOpWaitEnqueued = 2u,  // a stream waits on it; whoever sets the second flag frees the request
   kOpAborted = 4u,       // op_fail: the enqueue failed after the agent took the op
   kOpNoStatus = 8u,      // the call reported failure: its MPI_Status is not written later
+  // A stream wait on it may go on before it completes (Op::peer_done): counted in its stream's
+  // early_waits until it completes (op_note_early_wait, op_complete).
+  kOpEarlyWait = 16u,
 };
 
 struct Op {
@@ -194,6 +197,10 @@ bool op_complete(Op &op);
 // goes to @p st (may be null). Frees the request at once if the op already completed
 // (op_wait_completed). The other half of op_complete's handshake (op.cpp).
 void op_wait_completed(Op &op, MPI_Status *st);
+// The enqueuing thread: a stream wait on @p op that may go on before the op completes (a wait
+// with Op::peer_done as its alt_word) is queued: the op counts in its stream's early_waits until
+// it completes (Stream::settle).
+void op_note_early_wait(Op &op);
 inline void op_wait_enqueued(Op &op, MPI_Status *st) {
   op.user_status = st;
   if (op.flags.fetch_or(kOpWaitEnqueued) & kOpCompleted) op_wait_completed(op, st);

@@ -1,5 +1,6 @@
 #include "core/stream.hpp"
 
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -176,6 +177,17 @@ Status stream_unregister(uint64_t id) {
   if (!rp) return not_live;
   std::shared_ptr<Stream> victim;
   {
+    // Ops whose wait the stream passed before they completed complete a moment later
+    // (Stream::settle): a stream the user has just synchronised is not refused for them.
+    std::shared_ptr<Stream> s;
+    {
+      std::lock_guard<std::mutex> lk(rp->mu);
+      auto it = rp->live.find(id);
+      if (it != rp->live.end()) s = it->second;
+    }
+    if (s) s->settle(std::chrono::milliseconds(100));
+  }
+  {
     Registry &r = *rp;
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = r.live.find(id);
@@ -197,6 +209,14 @@ Status stream_unregister(uint64_t id) {
   victim->release_exec();
   victim.reset();
   return {};
+}
+
+void Stream::settle(std::chrono::milliseconds most) const {
+  if (early_waits.load(std::memory_order_acquire) <= 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + most;
+  while (early_waits.load(std::memory_order_acquire) > 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
 void Stream::record_error(int code) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -104,6 +105,13 @@ class Stream {
 
   std::atomic<int64_t> pending_ops{0};  // enqueued and not yet complete
   std::atomic<int> attached_comms{0};   // stream communicators using it
+  // Ops not yet complete whose wait the stream may pass first (op_note_early_wait): a GPU-direct
+  // send whose receiver's copy released the wait completes only on the answer, microseconds
+  // later. settle() waits, at most @p most, until there are none: after a synchronize (the
+  // stream passed their waits, so they are over but for the answer) before anything the user
+  // may read as "every op done" (pending counts: MPI_Comm_free, MPIX_Stream_free, errors).
+  std::atomic<int64_t> early_waits{0};
+  void settle(std::chrono::milliseconds most) const;
 
  private:
   WaitOrder wait_order_;

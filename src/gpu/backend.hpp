@@ -286,8 +286,9 @@ class ExecStream {
     (void)max_bytes;
     return false;
   }
-  // Whether the waits this stream's kernels make (ThenWaits) take a wait's alt_word
-  // (StreamMemOp): a stream memory operation waits on its word alone.
+  // Whether the waits of a Waitall on this stream take a wait's alt_word (StreamMemOp): a GPU's
+  // kernels (ThenWaits) do, a stream memory operation waits on its word alone; a host stream's
+  // worker does (batch) with MPIX_HOST_IPC.
   virtual bool waits_either() const { return false; }
   // (@p n >= 1; wait_then_copy_prefix's pre and then with the first and the last.)
   Status wait_then_copy_prefix_each(const FusedReceive *r, std::size_t n, const StreamMemOp *then,

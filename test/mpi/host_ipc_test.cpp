@@ -960,3 +960,95 @@ TEST_CASE("host IPC: a send that fails at its fire leaves no receiver waiting") 
   }
   MPI_Barrier(pair.comm);
 }
+
+// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, the default; providers/mpi/
+// ipc_path.hpp), here on host streams: a GPU-direct send's wait in MPIX_Waitall_enqueue goes on
+// once the receiver's stream has copied the message (a word of the sender's it sets), not
+// before. Part 1: the receiver's stream is held before its Waitall while the sender's stream
+// rewrites the send buffer right after its own; the receiver must still get the message.
+// Part 2: 200 rounds both ways, each stream rewriting its send buffer right after each Waitall
+// and every tenth round holding its own copy back: every round's message arrives as sent.
+TEST_CASE("host IPC: a send's stream goes on only once the receiver has copied") {
+  Pair pair;
+  if (!pair) return;
+  HostStreamComm sc(pair.comm);
+  const int me = world_rank();
+  const int peer = 1 - me;
+  const std::size_t n = 20000;  // 80,000 bytes: GPU-direct, announced under auto
+  for (std::size_t len : {std::size_t{2000}, n}) {  // 8,000 bytes: not announced under auto
+    INFO("ints " << len);
+    DevInts sbuf(len), rbuf(len);
+    struct Fill {
+      int *p;
+      std::size_t n;
+      int base;
+      static void run(void *a) {
+        auto *f = static_cast<Fill *>(a);
+        for (std::size_t i = 0; i < f->n; ++i) f->p[i] = f->base + static_cast<int>(i);
+      }
+    };
+    // Part 1.
+    MPI_Request r;
+    if (me == 0) {
+      sbuf.fill(300);
+      REQUIRE(MPIX_Isend_enqueue(sbuf.get(), static_cast<int>(len), MPI_INT, peer, 4, sc.comm,
+                                 &r) == MPI_SUCCESS);
+      REQUIRE(MPIX_Waitall_enqueue(1, &r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+      Fill garbage{sbuf.get(), len, -7};
+      REQUIRE(mpix_host_stream_launch(sc.hs, &Fill::run, &garbage) == 0);
+      sc.sync();
+    } else {
+      std::memset(rbuf.get(), 0, rbuf.bytes());
+      Gate gate;
+      gate.launch(sc.hs);
+      REQUIRE(MPIX_Irecv_enqueue(rbuf.get(), static_cast<int>(len), MPI_INT, peer, 4, sc.comm,
+                                 &r) == MPI_SUCCESS);
+      REQUIRE(MPIX_Waitall_enqueue(1, &r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+      REQUIRE(gate.wait_entered());
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the header is in
+      gate.release();
+      sc.sync();
+      CHECK(differ(rbuf.get(), len, 300) == 0);
+    }
+    MPI_Barrier(pair.comm);
+    // Part 2.
+    struct Check {
+      const int *p;
+      std::size_t n;
+      int base;
+      std::atomic<std::size_t> *bad;
+      static void run(void *a) {
+        auto *c = static_cast<Check *>(a);
+        *c->bad += differ(c->p, c->n, c->base);
+      }
+    };
+    struct Nap {
+      static void run(void *) { std::this_thread::sleep_for(std::chrono::microseconds(500)); }
+    };
+    const int rounds = 200;
+    std::vector<Fill> fills, rewrites;
+    std::vector<Check> checks;
+    fills.reserve(rounds);
+    rewrites.reserve(rounds);
+    checks.reserve(rounds);
+    std::atomic<std::size_t> bad{0};
+    for (int k = 0; k < rounds; ++k) {
+      MPI_Request rr[2];
+      fills.push_back(Fill{sbuf.get(), len, 1000 * k + me});
+      REQUIRE(mpix_host_stream_launch(sc.hs, &Fill::run, &fills.back()) == 0);
+      REQUIRE(MPIX_Irecv_enqueue(rbuf.get(), static_cast<int>(len), MPI_INT, peer, 5, sc.comm,
+                                 &rr[0]) == MPI_SUCCESS);
+      REQUIRE(MPIX_Isend_enqueue(sbuf.get(), static_cast<int>(len), MPI_INT, peer, 5, sc.comm,
+                                 &rr[1]) == MPI_SUCCESS);
+      if (k % 10 == 5 * me) REQUIRE(mpix_host_stream_launch(sc.hs, &Nap::run, nullptr) == 0);
+      REQUIRE(MPIX_Waitall_enqueue(2, rr, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+      rewrites.push_back(Fill{sbuf.get(), len, -1000 * k});  // the buffer reused at once
+      REQUIRE(mpix_host_stream_launch(sc.hs, &Fill::run, &rewrites.back()) == 0);
+      checks.push_back(Check{rbuf.get(), len, 1000 * k + peer, &bad});
+      REQUIRE(mpix_host_stream_launch(sc.hs, &Check::run, &checks.back()) == 0);
+    }
+    sc.sync();
+    CHECK(bad.load() == 0);
+    MPI_Barrier(pair.comm);
+  }
+}

@@ -103,6 +103,10 @@ class HostExecStream final : public ExecStream {
   bool fuses_many(std::size_t max_bytes) const override {
     return fuse_on() && max_bytes <= kMaxFusedCopy;
   }
+  // The worker takes a batched wait's alt_word (host_stream.cpp): with MPIX_HOST_IPC (tests), a
+  // GPU-direct send is completed by its receiver's copy as on a CUDA stream (ipc_path.hpp,
+  // "Completion on the GPU"), so that the protocol runs in CI.
+  bool waits_either() const override { return host_ipc_on(); }
   Status copy_prefix_async(void *dst, const void *src, std::size_t max_bytes,
                            const uint64_t *len_word, uint64_t skip, bool gated) override {
     (void)gated;  // the host function waits for the gate word (copy_by_length)

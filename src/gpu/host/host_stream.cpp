@@ -29,6 +29,9 @@ struct mpix_host_stream_s {
     void *arg;
     uint64_t *addr;
     uint64_t value;
+    // A wait's second way out (StreamMemOp::alt_word; null: none): *alt reaching alt_value.
+    const uint64_t *alt = nullptr;
+    uint64_t alt_value = 0;
   };
 
   // The queue: a ring under mu (several threads may enqueue on one stream), doubled when full.
@@ -129,7 +132,7 @@ struct mpix_host_stream_s {
       reserve(n);
       for (std::size_t i = 0; i < n; ++i)
         put({ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, nullptr, nullptr,
-             ops[i].word, ops[i].value});
+             ops[i].word, ops[i].value, ops[i].alt_word, ops[i].alt_value});
       wake = take_wake();
     }
     if (wake) work_cv.notify_one();
@@ -206,7 +209,9 @@ struct mpix_host_stream_s {
           backoff.reset();
           for (;;) {
             uint64_t epoch = mpix::notifier().epoch();
-            if (mpix::reached(mpix::load_signal(it.addr), it.value)) break;
+            if (mpix::reached(mpix::load_signal(it.addr), it.value) ||
+                (it.alt && mpix::reached(mpix::load_signal(it.alt), it.alt_value)))
+              break;
             backoff.pause(epoch);
           }
           break;
