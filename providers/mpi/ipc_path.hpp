@@ -51,7 +51,8 @@
 // still waits for the op's completion word (the FIN through both agents), and the receive is
 // still posted when its stream reaches it.
 //
-// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION: gpu, the default; answer): arm() gives a
+// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu; opt-in: the default, answer, keeps the
+// answer alone until it has run on a GPU): arm() gives a
 // GPU-direct send from a CUDA stream whose kernels wait (ExecStream::waits_either) a ready word
 // of its device too, announced or not (IpcEarly::done), and names it the op's second completion
 // word (Op::peer_done, at the word's value + 1); the header carries it (IpcRts::done). Where the

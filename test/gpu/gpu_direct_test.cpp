@@ -400,7 +400,7 @@ TEST_CASE("GPU-direct: 10,000 rounds without host synchronisation") {
   if (world_rank() == 0) CHECK(check(b.get(), n, rounds - 1, sc.cs) == 0);
 }
 
-// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, the default; providers/mpi/ipc_path.hpp):
+// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, the gpucompletion variant; ipc_path.hpp):
 // a GPU-direct send's wait in MPIX_Waitall_enqueue's kernel goes on once the receiver's copy
 // kernel has read the message, before the answer through both agents. Each stream rewrites its
 // send buffer right after each Waitall, and every few rounds one rank holds its own copy back

@@ -961,7 +961,7 @@ TEST_CASE("host IPC: a send that fails at its fire leaves no receiver waiting") 
   MPI_Barrier(pair.comm);
 }
 
-// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, the default; providers/mpi/
+// Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu: the gpucompletion variants; providers/mpi/
 // ipc_path.hpp), here on host streams: a GPU-direct send's wait in MPIX_Waitall_enqueue goes on
 // once the receiver's stream has copied the message (a word of the sender's it sets), not
 // before. Part 1: the receiver's stream is held before its Waitall while the sender's stream

@@ -1,13 +1,13 @@
 #!/bin/bash
-# Session 38 call 1: GPU-direct sends completed on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, new
-# default; answer = before). First the GPU-direct suites (the new case, the answered variant),
+# Session 38 call 1: GPU-direct sends completed on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, opt-in;
+# answer = the default, as before). First the GPU-direct suites (the new case, the gpucompletion variant),
 # then the halo (1x2 and 2x2, deferred triggers) and the D D ping-pong / bandwidth from 8 KiB,
 # gpu vs answer alternating, two rounds; then the other gpu tests while time is left.
 budget=${1:-560}  # gpu tests while SECONDS < budget
 stop=${2:-420}    # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
-first='^(gpu_direct_.*|gpu_p2p_(memop|kernel)_np2|gpu_pipeline_memop_np2|gpu_p2p_(answered|deferred|fuseeach)_memop_np2|gpu_pipeline_answered_memop_np2)$'
+first='^(gpu_direct_.*|gpu_p2p_(memop|kernel)_np2|gpu_pipeline_memop_np2|gpu_p2p_(gpucompletion|deferred|fuseeach)_memop_np2|gpu_pipeline_gpucompletion_memop_np2)$'
 for t in $(ctest --test-dir build-gpu -N -L gpu | awk '/Test +#/{print $3}' | grep -E "$first"); do
   timeout -k 5 60 ctest --test-dir build-gpu -R "^$t\$" --output-on-failure >> "$out/ctest_gpu.log" 2>&1
   rc=$?; echo "$t rc=$rc" >> "$out/ctest_summary.txt"; [ $rc -eq 0 ] || mps_restart
