@@ -3,8 +3,8 @@
 # answer = the default, as before). First the GPU-direct suites (the new case, the gpucompletion variant),
 # then the halo (1x2 and 2x2, deferred triggers) and the D D ping-pong / bandwidth from 8 KiB,
 # gpu vs answer alternating, two rounds; then the other gpu tests while time is left.
-budget=${1:-560}  # gpu tests while SECONDS < budget
-stop=${2:-420}    # benchmark steps only where they end before SECONDS = stop
+budget=${1:-400}  # gpu tests while SECONDS < budget
+stop=${2:-340}    # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
 first='^(gpu_direct_.*|gpu_p2p_(memop|kernel)_np2|gpu_pipeline_memop_np2|gpu_p2p_(gpucompletion|deferred|fuseeach)_memop_np2|gpu_pipeline_gpucompletion_memop_np2)$'
@@ -27,9 +27,12 @@ for k in 1 2; do
     export MPIX_GPU_DIRECT_COMPLETION=$c
     step halo_${c}_$k 45 "${M[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.3 \
       --reps 3 --sizes 64,1024,8192 --variants classic,mpix
-    step halo2x2_${c}_$k 35 "${M4[@]}" build-gpu/bench/mpix_halo --device cuda --dims 2x2 \
-      --seconds 0.3 --reps 3 --sizes 1024,4096 --variants classic,mpix
   done
+done
+for c in answer gpu; do
+  export MPIX_GPU_DIRECT_COMPLETION=$c
+  step halo2x2_$c 35 "${M4[@]}" build-gpu/bench/mpix_halo --device cuda --dims 2x2 \
+    --seconds 0.3 --reps 3 --sizes 1024,4096 --variants classic,mpix
 done
 export MPIX_DEFER_TRIGGER=0
 for c in answer gpu; do
