@@ -1,4 +1,5 @@
 #!/bin/bash
+# NOT RUN: no device machine came for it this session (every start refused, 11:40-13:15 UTC); kept for the next session.
 # Session 38 call 1: GPU-direct sends completed on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu, opt-in;
 # answer = the default, as before). First the GPU-direct suites (the new case, the gpucompletion variant),
 # then the halo (1x2 and 2x2, deferred triggers) and the D D ping-pong / bandwidth from 8 KiB,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in the 2x2 halo) under CUDA MPS.
 # Session 38 call 3 (the last device time): halo, MPIX_GPU_DIRECT_COMPLETION answer vs gpu,
 # deferred triggers, 1x2 one round each, then 2x2 at 1024^2.
 stop=${1:-170}

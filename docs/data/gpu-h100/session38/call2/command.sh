@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in the 2x2 halo) under CUDA MPS.
 # Session 38 call 2 (what little device time was left after the refused starts): only the gpu
 # tests of completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu) and the GPU-direct suite with
 # the default, while time is left.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in the 2x2 halo) under CUDA MPS.
 # Session 38 call 4: who copies the 1024^2 halo's GPU-direct messages with
 # MPIX_GPU_DIRECT_COMPLETION=gpu (the done word is written only by a stream's copy): trace log
 # lines counted, a short run.
