@@ -67,16 +67,18 @@ bool MpiProvider::may_announce(const Op &op, const ExecStream &ex, const IpcShar
 }
 
 Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
-  // Only a send that reads device memory as it is (reads_device found a GPU-direct send:
-  // ipc_send_read) may be announced or completed on the GPU; every other op leaves at the first
-  // test (a host stream's sends skipped ~70 instructions of lookups when it came later). Called
-  // only with either on (arms_ops_).
-  if (!op.device_as_is || !fire || op.kind != OpKind::send || !op.stream || op.stager || op.prov ||
-      fire->word != op.stream->trigger_word() || !ex)
+  // Only a GPU-direct send (reads_device found one: ipc_send_read) may be announced (one that
+  // reads device memory as it is) or completed on the GPU (also one read from the stream's
+  // device copy: a buffer where a freed one lay); every other op leaves at the first tests (a
+  // host stream's sends skipped ~70 instructions of lookups when they came later). Called only
+  // with either on (arms_ops_).
+  const bool device_copy = !op.device_as_is && op_staged_on_device(op);
+  if ((!op.device_as_is && !device_copy) || !fire || op.kind != OpKind::send || !op.stream ||
+      op.prov || fire->word != op.stream->trigger_word() || !ex)
     return {};
   const auto *mc = provider_comm<MpiComm>(op);
   if (!mc || !mc->ipc) return {};
-  const bool gate = may_announce(op, *ex, *mc->ipc);
+  const bool gate = !device_copy && may_announce(op, *ex, *mc->ipc);
   // A word the receiver's copy kernel sets once it has read the message, which this stream's
   // waits in kernels go on at (ipc_path.hpp, "Completion on the GPU"): in the stream's device
   // memory, so only where the stream is on the communicator's device.
