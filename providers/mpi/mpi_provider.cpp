@@ -72,7 +72,8 @@ Status MpiProvider::arm(Op &op, ExecStream *ex, FireRecipe *fire) {
   // device copy: a buffer where a freed one lay); every other op leaves at the first tests (a
   // host stream's sends skipped ~70 instructions of lookups when they came later). Called only
   // with either on (arms_ops_).
-  const bool device_copy = !op.device_as_is && op_staged_on_device(op);
+  // (op.stager first: host-stream ops have none, and leave without a call.)
+  const bool device_copy = !op.device_as_is && op.stager && op_staged_on_device(op);
   if ((!op.device_as_is && !device_copy) || !fire || op.kind != OpKind::send || !op.stream ||
       op.prov || fire->word != op.stream->trigger_word() || !ex)
     return {};
