@@ -106,10 +106,6 @@ void op_fail(Op &op, Status why) {
 
 void op_forget_status(Op &op) { op.flags.fetch_or(kOpNoStatus, std::memory_order_acq_rel); }
 
-// The handshake between op_complete (agent) and op_wait_enqueued (user thread): each sets its
-// flag with one fetch_or; the one that sees the other's flag already set owns the last steps
-// (copy the status, free the request). A blocking op starts with kOpWaitEnqueued set and no
-// request.
 void op_note_early_wait(Op &op) {
   // Counted unless op_complete came first; if it comes after the flag, it uncounts it (the
   // count may dip below 0 for a moment).
@@ -117,6 +113,10 @@ void op_note_early_wait(Op &op) {
   if (!(old & kOpCompleted) && op.stream) op.stream->early_waits.fetch_add(1);
 }
 
+// The handshake between op_complete (agent) and op_wait_enqueued (user thread): each sets its
+// flag with one fetch_or; the one that sees the other's flag already set owns the last steps
+// (copy the status, free the request). A blocking op starts with kOpWaitEnqueued set and no
+// request.
 bool op_complete(Op &op) {
   op_advance(op, OpState::complete);
   const unsigned old = op.flags.fetch_or(kOpCompleted, std::memory_order_acq_rel);
