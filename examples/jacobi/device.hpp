@@ -111,6 +111,10 @@ class Buffer {
 
   double *get() const { return p_; }
   std::size_t size() const { return n_; }
+  // True when it holds @p n elements of @p dev's memory of that kind (alloc_host() if @p host).
+  bool holds(const Device &dev, std::size_t n, bool host) const {
+    return p_ && dev_ == &dev && n_ == n && host_ == host;
+  }
   void swap(Buffer &o) noexcept {
     std::swap(dev_, o.dev_);
     std::swap(host_, o.host_);

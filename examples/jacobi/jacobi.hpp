@@ -83,9 +83,20 @@ enum HostStep { kStepRecv, kStepPack, kStepSend, kStepWait, kStepUnpack, kStepJa
 constexpr int kHostSteps = 7;
 const char *host_step_name(int step);
 
+// The packed halo buffers MPI sends from and receives into. A caller that runs the solver
+// several times at one size passes the same HaloBuffers to each solve(), as a real code keeps
+// its arrays for its whole run: the messages then use the same allocations every time (so
+// mpix's per-allocation mappings stay valid, rather than each run finding a freed buffer's
+// address reused). solve() allocates what is missing or of another size or kind.
+struct HaloBuffers {
+  Buffer send, recv;      // [N | S | W | E], compute memory (or page-locked host: host_halos)
+  Buffer send_h, recv_h;  // classic only: host copies when compute memory is not host memory
+};
+
 // Runs the solver; collective over @p comm. Errors (MPI or mpix return codes) throw
-// std::runtime_error naming the call.
-Result solve(MPI_Comm comm, const Params &p, Device &dev);
+// std::runtime_error naming the call. @p keep: halo buffers kept across calls (see
+// HaloBuffers); null: allocated for this call and freed at its end.
+Result solve(MPI_Comm comm, const Params &p, Device &dev, HaloBuffers *keep = nullptr);
 
 // Rank 0 of @p comm gets the global interior (NY x NX); other ranks get an empty vector.
 std::vector<double> gather_field(MPI_Comm comm, const Result &r);

@@ -35,14 +35,15 @@ int opposite(int side) { return side ^ 1; }  // N <-> S, W <-> E
 class PartitionedHalos;
 
 struct State {
-  State(const Params &params, const Decomp &decomp, Device &device)
-      : p(params), d(decomp), dev(device) {}
+  State(const Params &params, const Decomp &decomp, Device &device, HaloBuffers &halo)
+      : p(params), d(decomp), dev(device), send(halo.send), recv(halo.recv),
+        send_h(halo.send_h), recv_h(halo.recv_h) {}
   const Params &p;
   const Decomp &d;
   Device &dev;
-  Buffer u, unew;         // (ny+2) x (nx+2), halos included
-  Buffer send, recv;      // packed halos [N | S | W | E], compute memory
-  Buffer send_h, recv_h;  // classic only: host copies when compute memory is not host memory
+  Buffer u, unew;          // (ny+2) x (nx+2), halos included
+  Buffer &send, &recv;     // packed halos [N | S | W | E] (HaloBuffers)
+  Buffer &send_h, &recv_h; // classic only: host copies when compute memory is not host memory
   Buffer local, global;   // one slot per check: local and global sum of squares (host memory)
   MPI_Comm comm = MPI_COMM_NULL;      // classic: the Cartesian communicator; mpix: its stream twin
   std::vector<long> marks;            // mpix: the stream passed check c's allreduce at marks[c]
@@ -303,24 +304,29 @@ void init_field(State &s) {
 
 }  // namespace
 
-Result solve(MPI_Comm comm, const Params &p, Device &dev) {
+Result solve(MPI_Comm comm, const Params &p, Device &dev, HaloBuffers *keep) {
   if (p.iters < 0 || p.check_every < 1 || p.warmup < 0 || p.warmup > p.iters || p.partitions < 1)
     throw std::runtime_error(
         "bad parameters: need iters >= warmup >= 0, check_every >= 1 and "
         "partitions >= 1");
   Decomp d(comm, p);
-  State s(p, d, dev);
+  HaloBuffers own;
+  State s(p, d, dev, keep ? *keep : own);
   const std::size_t cells = static_cast<std::size_t>(d.nx + 2) * (d.ny + 2);
   const int checks = p.iters / p.check_every;
   s.u = Buffer(dev, cells, false);
   s.unew = Buffer(dev, cells, false);
   // Device halos of the partitioned variant go GPU to GPU partition by partition where the two
   // ranks share a node (docs/partitioned.md), and are staged through host memory elsewhere.
-  s.send = Buffer(dev, d.halo_total(), p.host_halos);
-  s.recv = Buffer(dev, d.halo_total(), p.host_halos);
+  const std::size_t halo = d.halo_total();
+  auto ensure = [&](Buffer &b, bool host) {
+    if (!b.holds(dev, halo, host)) b = Buffer(dev, halo, host);
+  };
+  ensure(s.send, p.host_halos);
+  ensure(s.recv, p.host_halos);
   if (p.variant == Variant::classic && !dev.host_accessible() && !p.host_halos) {
-    s.send_h = Buffer(dev, d.halo_total(), true);
-    s.recv_h = Buffer(dev, d.halo_total(), true);
+    ensure(s.send_h, true);
+    ensure(s.recv_h, true);
   }
   s.local = Buffer(dev, checks + 1, true);
   s.global = Buffer(dev, checks + 1, true);
