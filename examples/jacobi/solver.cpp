@@ -36,15 +36,20 @@ class PartitionedHalos;
 
 struct State {
   State(const Params &params, const Decomp &decomp, Device &device, HaloBuffers &halo)
-      : p(params), d(decomp), dev(device), send(halo.send), recv(halo.recv),
-        send_h(halo.send_h), recv_h(halo.recv_h) {}
+      : p(params),
+        d(decomp),
+        dev(device),
+        send(halo.send),
+        recv(halo.recv),
+        send_h(halo.send_h),
+        recv_h(halo.recv_h) {}
   const Params &p;
   const Decomp &d;
   Device &dev;
-  Buffer u, unew;          // (ny+2) x (nx+2), halos included
-  Buffer &send, &recv;     // packed halos [N | S | W | E] (HaloBuffers)
-  Buffer &send_h, &recv_h; // classic only: host copies when compute memory is not host memory
-  Buffer local, global;   // one slot per check: local and global sum of squares (host memory)
+  Buffer u, unew;           // (ny+2) x (nx+2), halos included
+  Buffer &send, &recv;      // packed halos [N | S | W | E] (HaloBuffers)
+  Buffer &send_h, &recv_h;  // classic only: host copies when compute memory is not host memory
+  Buffer local, global;     // one slot per check: local and global sum of squares (host memory)
   MPI_Comm comm = MPI_COMM_NULL;      // classic: the Cartesian communicator; mpix: its stream twin
   std::vector<long> marks;            // mpix: the stream passed check c's allreduce at marks[c]
   PartitionedHalos *halos = nullptr;  // partitioned only

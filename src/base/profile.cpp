@@ -94,14 +94,20 @@ void profile_gpu_calls(bool mpix_threads, GpuCall k, uint64_t *calls, uint64_t *
 
 void profile_mark_mpix_thread() { t_mpix_thread = true; }
 
-void profile_note_enqueue_call() {
-  if (profile_enabled()) g_enqueue_calls.fetch_add(1, std::memory_order_relaxed);
+namespace profile_detail {
+
+std::atomic<int> g_state{0};
+
+// Read once (as before, a static): threads that race here read the same setting.
+int read_state() {
+  const int s = setting_long(BaseSetting::profile) != 0 ? 2 : 1;
+  g_state.store(s, std::memory_order_relaxed);
+  return s;
 }
 
-bool profile_enabled() {
-  static const bool on = setting_long(BaseSetting::profile) != 0;
-  return on;
-}
+void count_enqueue_call() { g_enqueue_calls.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace profile_detail
 
 uint64_t profile_now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

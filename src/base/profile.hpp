@@ -7,13 +7,25 @@
 // order taken, to a file per stage. Off by default; when off it costs one branch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace mpix {
 
 enum class ProfileStage { post, network, complete, turnaround, copy_out, copy_in, count_ };
 
-bool profile_enabled();
+namespace profile_detail {
+// MPIX_PROFILE as read: 0 not yet, 1 off, 2 on. Inline readers: profile_enabled() runs in every
+// enqueue call, where a call into the library and a guarded static cost ~10 instructions.
+extern std::atomic<int> g_state;
+int read_state();  // reads the setting, stores and returns 1 or 2
+void count_enqueue_call();
+}  // namespace profile_detail
+
+inline bool profile_enabled() {
+  const int s = profile_detail::g_state.load(std::memory_order_relaxed);
+  return (s ? s : profile_detail::read_state()) == 2;
+}
 uint64_t profile_now_ns();
 // Agent thread only.
 void profile_record(ProfileStage s, uint64_t ns);
@@ -40,7 +52,9 @@ void profile_gpu_calls(bool mpix_threads, GpuCall k, uint64_t *calls, uint64_t *
 // The calling thread is one of mpix's own (name_this_thread).
 void profile_mark_mpix_thread();
 // Any thread: an MPIX_*_enqueue call (for the report's per-call averages).
-void profile_note_enqueue_call();
+inline void profile_note_enqueue_call() {
+  if (profile_enabled()) profile_detail::count_enqueue_call();
+}
 
 // Times its scope as one GPU runtime call of kind @p k; one branch when profiling is off.
 class GpuCallTimer {

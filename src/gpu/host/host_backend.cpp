@@ -30,12 +30,13 @@ class HostExecStream final : public ExecStream {
   // The memory operations check liveness through check_live's cached answer, not the set
   // lookup the public host-stream calls make: the enqueue path writes once or twice a call.
   Status write_value(uint64_t *word, uint64_t value) override {
-    const StreamMemOp op{StreamMemOp::write, word, value};
-    return check(live() ? host_stream_push_memops_live(s_, &op, 1) : MPI_ERR_ARG, "write_value64");
+    return check(live() ? host_stream_push_one_live(s_, false, word, value) : MPI_ERR_ARG,
+                 "write_value64");
   }
   Status wait_value(const uint64_t *word, uint64_t value) override {
-    const StreamMemOp op{StreamMemOp::wait, const_cast<uint64_t *>(word), value};
-    return check(live() ? host_stream_push_memops_live(s_, &op, 1) : MPI_ERR_ARG, "wait_value64");
+    return check(live() ? host_stream_push_one_live(s_, true, const_cast<uint64_t *>(word), value)
+                        : MPI_ERR_ARG,
+                 "wait_value64");
   }
   // One lock and one wake-up for the batch (a Waitall's waits) instead of one per operation.
   Status batch(const StreamMemOp *ops, std::size_t n) override {
