@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks (four in the 2x2 halo) under CUDA MPS; 2026-12-07 14:51 UTC.
 # Session 39 call 1 (session 38's call 1, which never ran, with mpix_halo now keeping its halo
 # buffers across runs of one size): GPU-direct sends completed on the GPU
 # (MPIX_GPU_DIRECT_COMPLETION=gpu, opt-in; answer = the default). First the GPU-direct suites,
