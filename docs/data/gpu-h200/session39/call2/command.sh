@@ -1,7 +1,8 @@
 #!/bin/bash
 # Session 39 call 2: (1) who copies the 1024^2 halo's GPU-direct messages now that mpix_halo keeps
 # its halo buffers (session 38 call 4's trace count, again); (2) where the 64^2 halo's host time
-# goes under MPIX_PROFILE=1 (GPU runtime calls per enqueue call, mpix and partitioned variants);
+# goes under MPIX_PROFILE=1 (GPU runtime calls per enqueue call, mpix and partitioned variants;
+# 1024^2 too, where the GPU bounds the iteration);
 # (3) H H and D D 8 B one way, enqueue against mpi-sync, two rounds (issue 14 / 12 targets).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
@@ -23,7 +24,7 @@ export MPIX_PROFILE=1
 P=("${M[@]}" -x MPIX_DEFER_TRIGGER -x MPIX_PROFILE)
 for v in mpix partitioned; do
   step halo_profile_$v 40 "${P[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.2 \
-    --reps 1 --sizes 64 --variants classic,$v
+    --reps 1 --sizes 64,1024 --variants classic,$v
 done
 unset MPIX_PROFILE
 export MPIX_DEFER_TRIGGER=0
@@ -36,4 +37,5 @@ for k in 1 2; do
     done
   done
 done
+{ which nsys ncu perf; ls /usr/local/cuda/bin | head -40; } > "$out/tools.txt" 2>&1
 log done
