@@ -3,7 +3,7 @@
 # its halo buffers (session 38 call 4's trace count, again); (2) where the 64^2 halo's host time
 # goes under MPIX_PROFILE=1 (GPU runtime calls per enqueue call, mpix and partitioned variants;
 # 1024^2 too, where the GPU bounds the iteration);
-# (3) H H and D D 8 B one way, enqueue against mpi-sync, two rounds (issue 14 / 12 targets).
+# (3) the 1024^2 halo announced or not, completion answer or gpu (below, (4)); (5) H H and D D 8 B one way, enqueue against mpi-sync, two rounds (issue 14 / 12 targets).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
 step() {  # step NAME SECONDS CMD...
@@ -27,6 +27,19 @@ for v in mpix partitioned; do
     --reps 1 --sizes 64,1024 --variants classic,$v
 done
 unset MPIX_PROFILE
+# (4) the 1024^2 halo with its 8 KiB sends announced (auto announces only > 64 KiB), with and
+# without completion on the GPU: is the header's trip through both agents the chain's cost?
+A=("${M[@]}" -x MPIX_DEFER_TRIGGER -x MPIX_GPU_DIRECT_ANNOUNCE -x MPIX_GPU_DIRECT_COMPLETION)
+for k in 1 2; do
+  for a in auto always; do
+    for c in answer gpu; do
+      export MPIX_GPU_DIRECT_ANNOUNCE=$a MPIX_GPU_DIRECT_COMPLETION=$c
+      step halo_${a}_${c}_$k 30 "${A[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.3 \
+        --reps 3 --sizes 1024 --variants classic,mpix
+    done
+  done
+done
+unset MPIX_GPU_DIRECT_ANNOUNCE MPIX_GPU_DIRECT_COMPLETION
 export MPIX_DEFER_TRIGGER=0
 L=("${M[@]}" -x MPIX_DEFER_TRIGGER)
 for k in 1 2; do
