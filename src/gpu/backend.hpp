@@ -140,6 +140,17 @@ struct MarkWait {
   uint64_t value = 0;
 };
 
+// What a GPU stream asks the driver about a copy's two buffers (can a kernel on its device reach
+// both; is the destination that device's memory), kept by a caller that copies between the same
+// two buffers round after round -- a direct partitioned round, whose buffers live as long as
+// its request -- so that the driver is asked once, not three times a round (~0.3 us a query
+// under MPS: docs/results-partitioned.md, session 39).
+struct CopyFacts {
+  bool known = false;
+  bool kernel_reaches = false;
+  bool dst_on_device = false;
+};
+
 // One native stream, driven in stream order.
 class ExecStream {
  public:
@@ -245,10 +256,13 @@ class ExecStream {
   // @p word, @p value, @p device_word) (a direct partitioned round's copy). A GPU stream waits
   // in one kernel whose threads poll the marks side by side, where the other waits are few
   // (kMaxThenWaits), and copies in that kernel too where can_fuse_copy says so.
+  // @p facts (may be null): what a GPU stream learns of @p dst and @p src on its first call,
+  // used on the later ones (CopyFacts).
   virtual Status waits_copy_then_write(const MarkWait &marks, const StreamMemOp *waits,
                                        std::size_t nwaits, void *dst, const void *src,
                                        std::size_t bytes, uint64_t *word, uint64_t value,
-                                       bool device_word) {
+                                       bool device_word, CopyFacts *facts = nullptr) {
+    (void)facts;  // a GPU stream's (gpu_exec_stream.hpp)
     std::vector<StreamMemOp> all;
     all.reserve(marks.n + nwaits);
     for (std::size_t i = 0; i < marks.n; ++i)

@@ -39,6 +39,7 @@
 #include "base/futex_lock.hpp"
 #include "base/signal_pool.hpp"
 #include "base/status.hpp"
+#include "gpu/backend.hpp"
 #include "partitioned/direct_link.hpp"
 #include "partitioned/piece_map.hpp"
 
@@ -283,7 +284,8 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   std::atomic<int> direct_{kDirectNo};
   std::atomic<uint64_t> host_steps_{0};  // rounds a host thread of mpix's worked on
   Status direct_error_;                  // kDirectFailed: why (written before direct_)
-  DirectTarget target_;  // send, kDirectYes: the receiver's buffer and words (before direct_)
+  DirectTarget target_;   // send, kDirectYes: the receiver's buffer and words (before direct_)
+  CopyFacts push_facts_;  // send: what the side stream learned of target_.dst and buf_ (mu_)
 
   // Host view (mu_).
   std::mutex mu_;

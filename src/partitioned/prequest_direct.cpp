@@ -92,7 +92,7 @@ Status PRequest::direct_push(uint64_t r, bool write_done) {
   // engine and a write.
   const uint64_t bytes = static_cast<uint64_t>(partitions_) * count_ * type_size_;
   MPIX_TRY(side->waits_copy_then_write(marks, waits.data(), waits.size(), target_.dst, buf_, bytes,
-                                       target_.arrived, Rr, true));
+                                       target_.arrived, Rr, true, &push_facts_));
   return write_done ? side->write_value(words_->done.word, R) : Status{};
 }
 

@@ -335,7 +335,8 @@ class GpuExecStream final : public ExecStream {
 
   Status waits_copy_then_write(const MarkWait &marks, const StreamMemOp *waits, std::size_t nwaits,
                                void *dst, const void *src, std::size_t bytes, uint64_t *word,
-                               uint64_t value, bool device_word) override {
+                               uint64_t value, bool device_word,
+                               CopyFacts *facts = nullptr) override {
     ThenWaits tw{};
     if (!Api::kHasKernels || mode_ == TriggerMode::hostfn || !fold_waits(waits, nwaits, &tw))
       return ExecStream::waits_copy_then_write(marks, waits, nwaits, dst, src, bytes, word, value,
@@ -343,11 +344,20 @@ class GpuExecStream final : public ExecStream {
     uint64_t dev_word = reinterpret_cast<uint64_t>(word);
     if (!device_word) MPIX_TRY(signals_->device_address(word, &dev_word));
     const uint64_t mark_words = reinterpret_cast<uint64_t>(marks.word);
-    if (can_fuse_copy(dst, src, bytes)) {
+    CopyFacts asked;
+    if (!facts || !facts->known) {
+      asked.known = true;
+      asked.kernel_reaches =
+          Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
+      asked.dst_on_device = asked.kernel_reaches && Api::device_memory_of(dst, device_);
+      if (facts) *facts = asked;
+    }
+    const CopyFacts &f = facts ? *facts : asked;
+    if (fuses_bytes(bytes) && f.kernel_reaches) {  // can_fuse_copy, from the facts
       DeviceGuard<Api> g(device_);
       MPIX_TRY(g.status());
       return Api::waits_copy_write_kernel(s_, mark_words, marks.n, marks.value, tw, dst, src, bytes,
-                                          dev_word, value, Api::device_memory_of(dst, device_));
+                                          dev_word, value, f.dst_on_device);
     }
     // Larger: the kernel only waits; the copy engine copies.
     {
