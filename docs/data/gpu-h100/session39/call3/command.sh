@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS; 2026-12-07 15:40 UTC.
 # Session 39 call 3: (1) the partitioned halo's host time with direct rounds asking the driver
 # about their buffers once per request (CopyFacts, de58972) against the library before it
 # (old/ = e1e70ac, carried), alternating, two rounds; (2) every gpu test at this commit

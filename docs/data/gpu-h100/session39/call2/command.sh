@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS; 2026-12-07 15:29 UTC.
 # Session 39 call 2: (1) who copies the 1024^2 halo's GPU-direct messages now that mpix_halo keeps
 # its halo buffers (session 38 call 4's trace count, again); (2) where the 64^2 halo's host time
 # goes under MPIX_PROFILE=1 (GPU runtime calls per enqueue call, mpix and partitioned variants;
