@@ -53,11 +53,11 @@
 //
 // Completion on the GPU (MPIX_GPU_DIRECT_COMPLETION=gpu; opt-in: the default, answer, keeps the
 // answer alone -- session 39 measured the halo level to ~1 us ahead, a ping-pong 2-3 us slower):
-// arm() gives a GPU-direct send from a CUDA stream whose kernels wait (ExecStream::waits_either) a ready word
-// of its device too, announced or not (IpcEarly::done), and names it the op's second completion
-// word (Op::peer_done, at the word's value + 1); the header carries it (IpcRts::done). Where the
-// receiver's stream copies the message, its copy kernel sets the word once every block has read
-// the message, before it sets the word its agent answers on (Stager::deliver_from,
+// arm() gives a GPU-direct send from a CUDA stream whose kernels wait (ExecStream::waits_either) a
+// ready word of its device too, announced or not (IpcEarly::done), and names it the op's second
+// completion word (Op::peer_done, at the word's value + 1); the header carries it (IpcRts::done).
+// Where the receiver's stream copies the message, its copy kernel sets the word once every block
+// has read the message, before it sets the word its agent answers on (Stager::deliver_from,
 // len_word[6..7]). A wait on the send in a kernel (MPIX_Waitall_enqueue's, where its statuses
 // are ignored) goes on at whichever comes first, that word or the op's completion word: the
 // sender's stream no longer waits for the answer through both agents (a round trip a halo's
