@@ -158,6 +158,10 @@ class PRequest : public std::enable_shared_from_this<PRequest> {
   // Agent thread (PartitionedEngine).
   bool progress();
   bool engine_idle() const;
+  // Under the engine lock, at a start: the new round leaves the engine nothing to do (its rounds
+  // go direct, or failed and are carried by the host; no message of its own is pending), so
+  // the start neither lists it nor wakes the agent: progress() would only mark the round done.
+  bool engine_nothing_to_do() const;
 
  private:
   PRequest() = default;

@@ -354,6 +354,12 @@ bool PRequest::engine_idle() const {
          (!header_op_ && reached(load_signal(words_->round.word), words_->R(eng_completed_)));
 }
 
+bool PRequest::engine_nothing_to_do() const {
+  const int d = direct_.load(std::memory_order_acquire);
+  return (d == kDirectYes || d == kDirectFailed) && !header_op_ && !reply_op_ && !confirm_op_ &&
+         orphans_.empty() && !cancel_.load() && !freed_;
+}
+
 void PartitionedEngine::ensure_registered() {
   std::call_once(registered_, [this] {
     Status st = agent_add_poller(this);
@@ -367,6 +373,12 @@ void PartitionedEngine::activate(const std::shared_ptr<PRequest> &r) {
   {
     std::lock_guard<std::mutex> lk(mu_);
     r->started_.fetch_add(1, std::memory_order_acq_rel);
+    if (!r->in_engine_ && r->engine_nothing_to_do()) {
+      // A direct round: the streams carry it. No list entry and no wake-up (a futex call
+      // where the agent sleeps), twice an iteration in a halo of partitioned requests.
+      r->eng_completed_ = r->current_round();
+      return;
+    }
     if (!r->in_engine_) {
       r->in_engine_ = true;
       list_.push_back(r);
