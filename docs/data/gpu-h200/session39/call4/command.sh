@@ -1,7 +1,8 @@
 #!/bin/bash
 # Session 39 call 4: call 3's partitioned halo comparison with the order reversed (the new
 # library first in each pair), to tell the order's effect from the change's (CopyFacts,
-# de58972, against old/ = e1e70ac, carried), two rounds.
+# de58972, and starts of direct requests that no longer wake the agent, f3696f0; against
+# old/ = e1e70ac, carried), two rounds; then the partitioned gpu tests.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
 step() {  # step NAME SECONDS CMD...
@@ -19,4 +20,5 @@ for k in 1 2; do
       --reps 3 --sizes 64,1024 --variants classic,mpix,partitioned
   done
 done
+gpu_tests '^(gpu_|jacobi_cuda_(check|pdl|deferred)).*'
 log done
