@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS; 2026-12-07 16:11 UTC.
 # Session 39 call 4: call 3's partitioned halo comparison with the order reversed (the new
 # library first in each pair), to tell the order's effect from the change's (CopyFacts,
 # de58972, and starts of direct requests that no longer wake the agent, f3696f0; against
