@@ -93,6 +93,19 @@ struct mpix_host_stream_s {
     return slot;
   }
 
+  // Under mu; reserve() first. A write or wait, its fields stored in the slot itself.
+  void put_memop(Kind kind, uint64_t *word, uint64_t value, const uint64_t *alt,
+                 uint64_t alt_value) {
+    Item &it = put();
+    it.kind = kind;
+    it.fn = nullptr;
+    it.arg = nullptr;
+    it.addr = word;
+    it.value = value;
+    it.alt = alt;
+    it.alt_value = alt_value;
+  }
+
   // Without mu: spins up to MPIX_HOST_STREAM_SPIN_US until an item is pushed after @p seen.
   void spin_for_work(uint64_t seen) {
     static const auto spin =
@@ -132,14 +145,7 @@ struct mpix_host_stream_s {
     {
       std::lock_guard<mpix::FutexLock> lk(mu);
       reserve(1);
-      Item &it = put();
-      it.kind = kind;
-      it.fn = nullptr;
-      it.arg = nullptr;
-      it.addr = word;
-      it.value = value;
-      it.alt = nullptr;
-      it.alt_value = 0;
+      put_memop(kind, word, value, nullptr, 0);
       wake = take_wake();
     }
     if (wake) work_cv.notify_one();
@@ -150,16 +156,9 @@ struct mpix_host_stream_s {
     {
       std::lock_guard<mpix::FutexLock> lk(mu);
       reserve(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        Item &it = put();
-        it.kind = ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait;
-        it.fn = nullptr;
-        it.arg = nullptr;
-        it.addr = ops[i].word;
-        it.value = ops[i].value;
-        it.alt = ops[i].alt_word;
-        it.alt_value = ops[i].alt_value;
-      }
+      for (std::size_t i = 0; i < n; ++i)
+        put_memop(ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, ops[i].word,
+                  ops[i].value, ops[i].alt_word, ops[i].alt_value);
       wake = take_wake();
     }
     if (wake) work_cv.notify_one();
