@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "base/wait_order.hpp"
 #include "catch.hpp"
@@ -101,4 +102,25 @@ TEST_CASE("a wait marked released counts as released before its word is written"
   CHECK(w.pending() == 1);
   w.mark_released(&recv, 7);  // not queued: nothing happens
   CHECK(w.pending() == 1);
+}
+
+TEST_CASE("a wait order keeps its order across its ring's wrap and growth", "[wait_order]") {
+  // 64 waits fit the first ring; releasing some and queueing more wraps it, and more than it
+  // holds makes it grow with the waits still in order.
+  std::vector<uint64_t> words(300, 0);
+  mpix::WaitOrder w;
+  for (int i = 0; i < 60; ++i) w.note(&words[i], 1);
+  for (int i = 0; i < 40; ++i) mpix::store_signal(&words[i], 1);
+  CHECK(w.is_next(&words[40], 1));  // the first 40 released: drops them, the head moves on
+  for (int i = 60; i < 100; ++i) w.note(&words[i], 1);   // wraps around the ring's end
+  for (int i = 100; i < 300; ++i) w.note(&words[i], 1);  // grows twice, from a wrapped ring
+  CHECK(w.pending() == 260);
+  for (int i = 40; i < 299; ++i) {
+    REQUIRE(w.is_next(&words[i], 1));
+    REQUIRE_FALSE(w.is_next(&words[i + 1], 1));
+    mpix::store_signal(&words[i], 1);
+  }
+  CHECK(w.is_next(&words[299], 1));
+  w.mark_released(&words[299], 1);
+  CHECK(w.pending() == 0);
 }
