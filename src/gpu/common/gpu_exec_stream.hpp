@@ -251,8 +251,11 @@ class GpuExecStream final : public ExecStream {
   // Up to kMaxFusedCopy bytes, where the kernel reaches both buffers (the signal words it always
   // reaches). The hostfn mode keeps its host functions: a kernel store or spin would bypass them.
   bool can_fuse_copy(const void *dst, const void *src, std::size_t bytes) override {
-    return fuses_bytes(bytes) && Api::kernel_can_access(dst, device_) &&
-           Api::kernel_can_access(src, device_);
+    return fuses_bytes(bytes) && kernel_reaches(dst, src);
+  }
+  // A kernel on this stream's device reaches both buffers (two pointer queries).
+  bool kernel_reaches(const void *dst, const void *src) const {
+    return Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
   }
   bool can_fuse_staged(std::size_t bytes, int user_device) override {
     return fuses_bytes(bytes) && reaches_staged(user_device);
@@ -347,8 +350,7 @@ class GpuExecStream final : public ExecStream {
     CopyFacts asked;
     if (!facts || !facts->known) {
       asked.known = true;
-      asked.kernel_reaches =
-          Api::kernel_can_access(dst, device_) && Api::kernel_can_access(src, device_);
+      asked.kernel_reaches = kernel_reaches(dst, src);
       asked.dst_on_device = asked.kernel_reaches && Api::device_memory_of(dst, device_);
       if (facts) *facts = asked;
     }

@@ -84,8 +84,7 @@ struct mpix_host_stream_s {
     head = 0;
   }
 
-  // Under mu; reserve() first. The next free slot, counted as pushed: the caller fills it
-  // (in place, under mu: a whole Item built and copied costs ~20 instructions a push).
+  // Under mu; reserve() first. The next free slot, counted as pushed: the caller fills it.
   Item &put() {
     Item &slot = ring[(head + count) & mask];
     ++count;
@@ -129,39 +128,34 @@ struct mpix_host_stream_s {
     return wake;
   }
 
-  void push(const Item &it) {
-    bool wake;
-    {
-      std::lock_guard<mpix::FutexLock> lk(mu);
-      reserve(1);
-      put() = it;
-      wake = take_wake();
-    }
-    if (wake) work_cv.notify_one();
-  }
-
-  void push_one(Kind kind, uint64_t *word, uint64_t value) {
-    bool wake;
-    {
-      std::lock_guard<mpix::FutexLock> lk(mu);
-      reserve(1);
-      put_memop(kind, word, value, nullptr, 0);
-      wake = take_wake();
-    }
-    if (wake) work_cv.notify_one();
-  }
-
-  void push_memops(const mpix::StreamMemOp *ops, std::size_t n) {
+  // Under mu: reserve(@p n), then @p fill puts the @p n items; wakes the worker if it sleeps.
+  template <class Fill>
+  void push_n(std::size_t n, Fill fill) {
     bool wake;
     {
       std::lock_guard<mpix::FutexLock> lk(mu);
       reserve(n);
-      for (std::size_t i = 0; i < n; ++i)
-        put_memop(ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, ops[i].word,
-                  ops[i].value, ops[i].alt_word, ops[i].alt_value);
+      fill();
       wake = take_wake();
     }
     if (wake) work_cv.notify_one();
+  }
+
+  void push(const Item &it) {
+    push_n(1, [&] { put() = it; });
+  }
+
+  // One write or wait (the enqueue path's trigger write): no StreamMemOp, no loop.
+  void push_one(Kind kind, uint64_t *word, uint64_t value) {
+    push_n(1, [&] { put_memop(kind, word, value, nullptr, 0); });
+  }
+
+  void push_memops(const mpix::StreamMemOp *ops, std::size_t n) {
+    push_n(n, [&] {
+      for (std::size_t i = 0; i < n; ++i)
+        put_memop(ops[i].kind == mpix::StreamMemOp::write ? Kind::write : Kind::wait, ops[i].word,
+                  ops[i].value, ops[i].alt_word, ops[i].alt_value);
+    });
   }
 
   void run() {
