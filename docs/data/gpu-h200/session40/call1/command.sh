@@ -8,6 +8,7 @@ budget=${1:-545}  # gpu tests while SECONDS < budget
 stop=${2:-370}    # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
+{ lscpu; grep -o -w -E 'waitpkg|mwaitx|monitor' /proc/cpuinfo | sort | uniq -c; } > "$out/cpu.txt" 2>&1
 step() {  # step NAME SECONDS CMD...
   local name=$1 t=$2; shift 2
   [ $((SECONDS + t)) -lt $stop ] || { log "$name skipped: no time"; return; }
