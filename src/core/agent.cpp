@@ -1,7 +1,6 @@
 #include "core/agent.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -11,11 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/base_settings.hpp"
 #include "base/internal_thread.hpp"
 #include "base/log.hpp"
 #include "base/profile.hpp"
-#include "base/spin_lock.hpp"  // cpu_relax
 #include "base/waiter.hpp"
 #include "core/comm_ctx.hpp"
 #include "core/fault.hpp"
@@ -34,13 +31,6 @@ thread_local bool t_on_agent = false;  // set on the agent thread (agent_on_thre
 
 // The word whose value fires @p op: its stream's trigger word, or the gate of a gated op.
 const uint64_t *trigger_of(const Op &op) { return op.gate ? op.gate : op.stream->trigger_word(); }
-
-// MPIX_AGENT_IDLE_US in effect.
-long idle_watch_us() {
-  const long us = setting_long(BaseSetting::agent_idle_us);
-  if (us >= 0) return us;
-  return few_cpus_here() ? 0 : 50;
-}
 
 }  // namespace
 
@@ -131,12 +121,6 @@ class Agent {
   bool copy_in_first(Op *op);
   bool poll_copies_in();
   void profile_seen(Op *op);
-  // Fallen idle: keeps watching for a new op, an aborted one or any notify (@p epoch moved) for
-  // MPIX_AGENT_IDLE_US before the agent sleeps; true when one came. An op submitted meanwhile
-  // needs no wake-up: its submitter makes no system call, and the agent takes it at once rather
-  // than after the scheduler ran it again (the first enqueue of a halo iteration, of a round of
-  // one op in flight, paid both).
-  bool idle_watch(uint64_t epoch);
 
   // Whom it fires @p op on: the collective slot's provider for collectives (provider.hpp).
   Provider &provider_of(const Op &op) { return op.kind == OpKind::allreduce ? *coll_ : *prov_; }
@@ -170,22 +154,8 @@ class Agent {
     uint64_t done = 0, seen = 0;
   };
   std::unordered_map<const Stream *, StreamTimes> prof_;
-  // MPIX_AGENT_IDLE_US (-1: 50 us, or 0 where the process may run on fewer than 4 CPUs).
-  const std::chrono::microseconds idle_watch_{idle_watch_us()};
   std::thread thread_;  // last: starts after the members above exist
 };
-
-bool Agent::idle_watch(uint64_t epoch) {
-  if (idle_watch_.count() == 0) return false;
-  const auto end = std::chrono::steady_clock::now() + idle_watch_;
-  for (unsigned polls = 1;; ++polls) {
-    if (incoming_.load(std::memory_order_acquire) || aborted_.load(std::memory_order_acquire) ||
-        notifier().epoch() != epoch || stop_.load(std::memory_order_relaxed))
-      return true;
-    cpu_relax();
-    if ((polls & 63) == 0 && std::chrono::steady_clock::now() >= end) return false;
-  }
-}
 
 bool Agent::take_incoming() {
   if (!incoming_.load(std::memory_order_relaxed)) return false;
@@ -421,7 +391,6 @@ void Agent::run() {
           spare_deficit_ = op_make_spare() ? spare_deficit_ - 1 : 0;
         continue;
       }
-      if (idle_watch(epoch)) continue;
       // Idle: nothing can happen until a new op arrives, which notifies while sleep_ is
       // kAsleep. Set, then look again (both seq_cst, as in submit): either this load sees an op
       // pushed meanwhile, or its submitter sees kAsleep and notifies (or sees that one did),
