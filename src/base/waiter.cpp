@@ -1,13 +1,6 @@
 #include "base/waiter.hpp"
 
 #include <sched.h>
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <ctime>
-#endif
 
 #include <algorithm>
 #include <cstring>
@@ -32,38 +25,6 @@ void Notifier::wait(uint64_t seen, std::chrono::microseconds timeout) {
   }
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
-
-#if defined(__linux__)
-
-void Notifier::idle_wait(uint64_t seen, std::chrono::microseconds timeout) {
-  // kIdleAsleep, then the epoch (both seq_cst): either this load sees a notify's bump, or that
-  // notify sees kIdleAsleep and wakes the futex (FUTEX_WAIT returns at once where the word moved
-  // on to kIdleWoken before it slept).
-  idle_.store(kIdleAsleep, std::memory_order_seq_cst);
-  if (epoch_.load(std::memory_order_seq_cst) == seen) {
-    const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout);
-    timespec ts{static_cast<time_t>(s.count()),
-                static_cast<long>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(timeout - s).count())};
-    syscall(SYS_futex, reinterpret_cast<int *>(&idle_), FUTEX_WAIT_PRIVATE, kIdleAsleep, &ts,
-            nullptr, 0);
-  }
-  idle_.store(kIdleAwake, std::memory_order_seq_cst);
-}
-
-void Notifier::wake_idle() {
-  // Only the notify that moves the word on wakes: the others of a burst make no system call.
-  int expected = kIdleAsleep;
-  if (idle_.compare_exchange_strong(expected, kIdleWoken, std::memory_order_seq_cst))
-    syscall(SYS_futex, reinterpret_cast<int *>(&idle_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-#else
-
-void Notifier::idle_wait(uint64_t seen, std::chrono::microseconds timeout) { wait(seen, timeout); }
-void Notifier::wake_idle() {}
-
-#endif
 
 Notifier &notifier() {
   // Process-wide, below the Runtime: host-stream threads wait on it without MPI, and may during

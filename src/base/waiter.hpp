@@ -15,38 +15,26 @@
 namespace mpix {
 
 // Sleepers wait for the epoch to move, on a mutex and condition variable (the epoch is checked
-// under the mutex notify takes to wake them). notify() costs one atomic add and two loads while
+// under the mutex notify takes to wake them). notify() costs one atomic add and one load while
 // nobody sleeps.
-// One thread of the process at a time -- the agent, idle -- may instead sleep on a futex word of
-// the notifier's own (idle_wait): notify() then wakes it with one system call, where waking a
-// condition variable's sleeper cost the notifying thread about twice as much (a 2-core KVM
-// machine: median 15 us against 6.5-7 us, session 40) -- and that thread is the application's,
-// in the first enqueue after the agent fell idle.
 class Notifier {
  public:
   // Bumps the epoch and wakes every sleeper.
   void notify() {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     // Pairs with the sleepers_ increment in wait(): either the sleeper sees the new epoch (its
-    // check under the mutex), or we see it registered and wake it. Likewise with idle_wait's
-    // store of kIdleAsleep before its check of the epoch.
+    // check under the mutex), or we see it registered and wake it.
     if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_all();
-    if (idle_.load(std::memory_order_seq_cst) == kIdleAsleep) wake_idle();
   }
   uint64_t epoch() const { return epoch_.load(std::memory_order_seq_cst); }
   // Sleeps until the epoch differs from @p seen or @p timeout passes.
   void wait(uint64_t seen, std::chrono::microseconds timeout);
-  // As wait(), on the notifier's futex word: for one thread of the process at a time (the agent).
-  void idle_wait(uint64_t seen, std::chrono::microseconds timeout);
 
  private:
   void wake_all();
-  void wake_idle();
 
-  enum : int { kIdleAwake, kIdleAsleep, kIdleWoken };
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int> sleepers_{0};
-  std::atomic<int> idle_{kIdleAwake};  // idle_wait's futex word
   std::mutex mu_;
   std::condition_variable cv_;
 };

@@ -396,10 +396,8 @@ void Agent::run() {
       // pushed meanwhile, or its submitter sees kAsleep and notifies (or sees that one did),
       // which ends the wait at once: the notify bumps the epoch read at the top of the loop.
       sleep_.store(kAsleep, std::memory_order_seq_cst);
-      // On the notifier's futex word, not its condition variable: a wake-up costs the submitter
-      // (the application's thread) one system call (Notifier::idle_wait).
       if (!incoming_.load(std::memory_order_seq_cst))
-        notifier().idle_wait(epoch, std::chrono::milliseconds(100));
+        notifier().wait(epoch, std::chrono::milliseconds(100));
       // seq_cst, so that a submitter's load orders against it too (submit's comment).
       sleep_.store(kAwake, std::memory_order_seq_cst);
       backoff.reset();

@@ -56,59 +56,6 @@ TEST_CASE("the notifier wakes a sleeper at once, and a wait times out without it
   n.wait(seen, std::chrono::seconds(30));
 }
 
-TEST_CASE("the notifier's idle sleeper is woken by a notify, once per burst, and times out",
-          "[waiter]") {
-  mpix::Notifier n;  // its own: the process's agent may use the process notifier's idle word
-  uint64_t seen = n.epoch();
-  auto t0 = std::chrono::steady_clock::now();
-  n.idle_wait(seen, std::chrono::milliseconds(20));  // nobody notifies: times out
-  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(15));
-  CHECK(n.epoch() == seen);
-
-  for (int round = 0; round < 3; ++round) {  // the word goes back to awake after each sleep
-    seen = n.epoch();
-    std::atomic<bool> woke{false};
-    std::thread sleeper([&] {
-      n.idle_wait(seen, std::chrono::seconds(30));
-      woke.store(true);
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    n.notify();
-    n.notify();      // a second notify of the burst finds the word moved on: no second wake-up
-    sleeper.join();  // would take 30 s if the notify were lost
-    CHECK(woke.load());
-    CHECK(n.epoch() != seen);
-  }
-  // A wait on an epoch already passed returns at once.
-  t0 = std::chrono::steady_clock::now();
-  n.idle_wait(seen, std::chrono::seconds(30));
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
-
-  // A notify racing with the sleeper's registration is never lost: one notify per sleep, sent
-  // as soon as the sleeper has read the epoch (before, during or after its registration); a
-  // lost one would leave the sleep to its 30 s timeout.
-  std::atomic<uint64_t> read{0};
-  std::atomic<int> done{0};
-  const int sleeps = 2000;
-  std::thread sleeper([&] {
-    for (int i = 0; i < sleeps; ++i) {
-      const uint64_t e = n.epoch();
-      read.store(e + 1);
-      n.idle_wait(e, std::chrono::seconds(30));
-      done.store(i + 1);
-    }
-  });
-  t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < sleeps; ++i) {
-    while (read.load() == 0) std::this_thread::yield();
-    read.store(0);
-    n.notify();
-    while (done.load() != i + 1) std::this_thread::yield();
-  }
-  sleeper.join();
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
-}
-
 TEST_CASE("backoff escalates to sleeping and reset() starts over", "[waiter]") {
   mpix::Backoff b;
   CHECK_FALSE(b.sleeping());
