@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS; 2026-12-07 ~18:45 UTC; new = 84cf3a0, old = c28e603.
 # Session 40 call 1: the agent's idle sleep on the notifier's futex word instead of its condition
 # variable (Notifier::idle_wait): the first enqueue after the agent fell idle pays one system call
 # to wake it. old = c28e603 (condition variable), new = this tree, built and run in one call,
