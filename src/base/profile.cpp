@@ -78,7 +78,46 @@ void report_gpu_calls(int rank) {
     }
 }
 
+// Enqueue calls' parts: [kind][part], calls and nanoseconds (GpuCallSums' shape).
+GpuCallSums g_enqueue_parts[static_cast<int>(EnqueueKind::count_)]
+                           [static_cast<int>(EnqueuePart::count_)];
+
+void report_enqueue_parts(int rank) {
+  static const char *const kKinds[] = {"sends", "receives", "other ops"};
+  static const char *const kParts[] = {"make", "staging", "request", "submit", "trigger"};
+  static_assert(sizeof kKinds / sizeof *kKinds == static_cast<std::size_t>(EnqueueKind::count_),
+                "a name per kind");
+  static_assert(sizeof kParts / sizeof *kParts == static_cast<std::size_t>(EnqueuePart::count_),
+                "a name per part");
+  for (int k = 0; k < static_cast<int>(EnqueueKind::count_); ++k) {
+    // Every call passes make; later parts may be skipped by a failing call.
+    const uint64_t n = g_enqueue_parts[k][0].calls.load(std::memory_order_relaxed);
+    if (n == 0) continue;
+    char line[512];
+    int at = std::snprintf(line, sizeof line,
+                           "mpix[%d] profile: enqueue calls, %-9s n=%-8llu mean us:", rank,
+                           kKinds[k], static_cast<unsigned long long>(n));
+    double sum = 0;
+    for (int p = 0; p < static_cast<int>(EnqueuePart::count_); ++p) {
+      GpuCallSums &g = g_enqueue_parts[k][p];
+      const uint64_t c = g.calls.exchange(0, std::memory_order_relaxed);
+      const uint64_t ns = g.ns.exchange(0, std::memory_order_relaxed);
+      const double mean = c ? static_cast<double>(ns) / 1e3 / static_cast<double>(c) : 0.0;
+      sum += mean;
+      if (at > 0 && static_cast<std::size_t>(at) < sizeof line)
+        at += std::snprintf(line + at, sizeof line - at, " %s %.3f", kParts[p], mean);
+    }
+    std::fprintf(stderr, "%s, whole %.3f\n", line, sum);
+  }
+}
+
 }  // namespace
+
+void profile_enqueue_part(EnqueueKind k, EnqueuePart p, uint64_t ns) {
+  GpuCallSums &g = g_enqueue_parts[static_cast<int>(k)][static_cast<int>(p)];
+  g.calls.fetch_add(1, std::memory_order_relaxed);
+  g.ns.fetch_add(ns, std::memory_order_relaxed);
+}
 
 void profile_gpu_call(GpuCall k, uint64_t ns) {
   GpuCallSums &g = g_gpu_calls[t_mpix_thread ? 1 : 0][static_cast<int>(k)];
@@ -151,6 +190,7 @@ void profile_report() {
     v.clear();
   }
   report_gpu_calls(rank);
+  report_enqueue_parts(rank);
 }
 
 }  // namespace mpix

@@ -56,6 +56,36 @@ inline void profile_note_enqueue_call() {
   if (profile_enabled()) profile_detail::count_enqueue_call();
 }
 
+// The parts of an enqueue call of one op (MPIX_*_enqueue), timed on the calling thread under
+// MPIX_PROFILE: where its host time goes besides the GPU calls above. make: the op, its
+// datatype and the provider's checks; staging: which buffers are staged, the bounce buffers, the
+// stager (pointer queries included); request: its generalized request; submit: the stream's
+// enqueue lock and threshold, the provider's arm, the hand-off to the agent; trigger: the
+// stream work of the op (a staged copy out, the trigger write, or their deferral; a blocking
+// call's wait too).
+enum class EnqueuePart { make, staging, request, submit, trigger, count_ };
+// Whose parts: sends, receives, the other ops (collectives).
+enum class EnqueueKind { send, recv, other, count_ };
+// Any thread: @p ns of part @p p of an enqueue call of kind @p k.
+void profile_enqueue_part(EnqueueKind k, EnqueuePart p, uint64_t ns);
+
+// Times the parts of one enqueue call: each mark() ends one and starts the next. One load and
+// one branch a mark when profiling is off.
+class EnqueueClock {
+ public:
+  explicit EnqueueClock(EnqueueKind k) : k_(k), t_(profile_enabled() ? profile_now_ns() : 0) {}
+  void mark(EnqueuePart p) {
+    if (!t_) return;
+    const uint64_t now = profile_now_ns();
+    profile_enqueue_part(k_, p, now - t_);
+    t_ = now;
+  }
+
+ private:
+  EnqueueKind k_;
+  uint64_t t_;
+};
+
 // Times its scope as one GPU runtime call of kind @p k; one branch when profiling is off.
 class GpuCallTimer {
  public:

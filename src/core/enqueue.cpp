@@ -114,6 +114,9 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status,
                   const std::shared_ptr<CommCtx> *ctx) {
   profile_note_enqueue_call();
+  EnqueueClock clock(a.kind == OpKind::send   ? EnqueueKind::send
+                     : a.kind == OpKind::recv ? EnqueueKind::recv
+                                              : EnqueueKind::other);
   if (!ctx) MPIX_TRY(comm_ctx_peek(a.comm, &ctx));
   if (!ctx || !(*ctx)->stream)
     return make_status(MPI_ERR_COMM,
@@ -130,6 +133,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
   ExecStream *ex = nullptr;
   MPIX_TRY(c.stream->exec(&ex));
   plan.exec = ex;
+  plan.clock = &clock;
   Op *op = nullptr;
   Provider *prov = nullptr;
   MPIX_TRY(op_create(a, plan, &op, &prov));
@@ -158,6 +162,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     op_discard(op);
     return st;
   }
+  clock.mark(EnqueuePart::submit);
   const bool faults = fault_armed();
   // A small dense copy out and the trigger it precedes run as one stream operation where the
   // stream can (a GPU kernel that copies, then stores the trigger): unless the trigger is
@@ -203,6 +208,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
       }
     }
     *request = op->grequest;
+    clock.mark(EnqueuePart::trigger);
     return {};
   }
   bool triggered = false, copied_in = false;
@@ -221,6 +227,7 @@ Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status
     op_fail(*op, Status(st));
   }
   op_unref(op);
+  clock.mark(EnqueuePart::trigger);
   return st;
 }
 

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "base/profile.hpp"
 #include "base/waiter.hpp"
 #include "core/agent.hpp"
 #include "core/comm_ctx.hpp"
@@ -102,6 +103,7 @@ Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const 
   if (faults) MPIX_TRY(fault_hit("datatype"));
   MPIX_TRY(prov.validate(op));
   if (faults) MPIX_TRY(fault_hit("validate"));
+  if (plan.clock) plan.clock->mark(EnqueuePart::make);
   // Nothing to decide where nothing can be staged (a host stream's host buffers):
   // staging_possible, asked once per stream (Stream::may_stage).
   if (plan.stream ? (*plan.stream)->may_stage() : staging_possible(*plan.be)) {
@@ -109,7 +111,9 @@ Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const 
     MPIX_TRY(stage(op, prov, plan, be, ex));
   }
   if (faults) MPIX_TRY(fault_hit("staging_setup"));
+  if (plan.clock) plan.clock->mark(EnqueuePart::staging);
   if (plan.request) MPIX_TRY(request_start(&op));
+  if (plan.clock) plan.clock->mark(EnqueuePart::request);
   if (faults) MPIX_TRY(fault_hit("request_start"));
   return {};
 }

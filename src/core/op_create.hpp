@@ -55,6 +55,8 @@ inline EnqueueArgs p2p_args(OpKind kind, const void *buf, int count, MPI_Datatyp
 }
 
 // Where and how a front end runs an op.
+class EnqueueClock;
+
 struct OpPlan {
   const char *call = "";  // the C call that made it, for messages
   // Borrowed for the call (the front end keeps them alive; the op takes its own references):
@@ -75,6 +77,8 @@ struct OpPlan {
   bool agent_may_copy = false;
   // The stream's ExecStream where the front end already has it (saves asking the stream again).
   ExecStream *exec = nullptr;
+  // The enqueue call's clock (MPIX_PROFILE's parts of the call), or null.
+  EnqueueClock *clock = nullptr;
 };
 
 // Call after runtime_init. *@p out: the new op, ARMED, not yet seen by the agent.

@@ -6,7 +6,10 @@
 # agent copies the 512 B staged halos; the Waitall is then stream memory operations only),
 # MPIX_GPU_DIRECT_EAGER_MAX=0 (every halo GPU-direct: no copy out), and --device cuda-pdl (every
 # kernel of both variants launched as a programmatic dependent). Then the D D exchange's host
-# time per call with the host waiting every 64 exchanges (the agent awake).
+# time per call with the host waiting every 64 exchanges (the agent awake). Last, MPIX_PROFILE=1
+# with the new parts of an enqueue call (make / staging / request / submit / trigger, mean us per
+# call on the application's thread): the halo at 64^2 and the D D exchange, where issue 14's
+# <= 1.0 us per call on device buffers is missed.
 stop=${1:-400}  # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
@@ -32,4 +35,12 @@ for k in 1 2; do
   step xcpu_default_$k 30 "${M[@]}" build-gpu/bench/mpix_latency "${X[@]}"
   MPIX_AGENT_COPY_MAX=4096 step xcpu_agentcopy_$k 30 "${M[@]}" build-gpu/bench/mpix_latency "${X[@]}"
 done
+export MPIX_PROFILE=1
+M+=(-x MPIX_PROFILE)
+step halo_profile 40 "${M[@]}" build-gpu/bench/mpix_halo --device cuda --seconds 0.3 --reps 1 \
+  --sizes 64,1024 --variants classic,mpix
+step xcpu_profile 30 "${M[@]}" build-gpu/bench/mpix_latency "${X[@]}"
+step scale_profile 40 "${M[@]}" build-gpu/bench/mpix_scale -d cuda --buffers device \
+  --sweep streams -r 10
+unset MPIX_PROFILE
 log done
