@@ -119,6 +119,12 @@ void profile_enqueue_part(EnqueueKind k, EnqueuePart p, uint64_t ns) {
   g.ns.fetch_add(ns, std::memory_order_relaxed);
 }
 
+void profile_enqueue_parts(EnqueueKind k, EnqueuePart p, uint64_t *calls, uint64_t *ns) {
+  const GpuCallSums &g = g_enqueue_parts[static_cast<int>(k)][static_cast<int>(p)];
+  *calls = g.calls.load(std::memory_order_relaxed);
+  *ns = g.ns.load(std::memory_order_relaxed);
+}
+
 void profile_gpu_call(GpuCall k, uint64_t ns) {
   GpuCallSums &g = g_gpu_calls[t_mpix_thread ? 1 : 0][static_cast<int>(k)];
   g.calls.fetch_add(1, std::memory_order_relaxed);

@@ -68,6 +68,8 @@ enum class EnqueuePart { make, staging, request, submit, trigger, count_ };
 enum class EnqueueKind { send, recv, other, count_ };
 // Any thread: @p ns of part @p p of an enqueue call of kind @p k.
 void profile_enqueue_part(EnqueueKind k, EnqueuePart p, uint64_t ns);
+// Calls and nanoseconds so far of part @p p of kind @p k's enqueue calls.
+void profile_enqueue_parts(EnqueueKind k, EnqueuePart p, uint64_t *calls, uint64_t *ns);
 
 // Times the parts of one enqueue call: each mark() ends one and starts the next. One load and
 // one branch a mark when profiling is off.

@@ -52,3 +52,36 @@ TEST_CASE("GPU runtime calls are counted and timed per kind and per side", "[pro
   CHECK(calls_of(false, GpuCall::pointer_query) == 0);
   CHECK(calls_of(true, GpuCall::kernel_launch) == 0);
 }
+
+TEST_CASE("an enqueue call's parts are timed one after another, by kind", "[profile]") {
+  REQUIRE(mpix::profile_enabled());
+  using mpix::EnqueueKind;
+  using mpix::EnqueuePart;
+  mpix::profile_report();  // starts from zero
+  auto part = [](EnqueueKind k, EnqueuePart p, uint64_t *ns = nullptr) {
+    uint64_t n = 0, t = 0;
+    mpix::profile_enqueue_parts(k, p, &n, &t);
+    if (ns) *ns = t;
+    return n;
+  };
+  for (int i = 0; i < 3; ++i) {
+    mpix::EnqueueClock c(EnqueueKind::recv);
+    c.mark(EnqueuePart::make);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    c.mark(EnqueuePart::staging);  // the sleep is the staging part's, not make's
+    c.mark(EnqueuePart::request);
+    c.mark(EnqueuePart::submit);
+    c.mark(EnqueuePart::trigger);
+  }
+  uint64_t make_ns = 0, staging_ns = 0;
+  CHECK(part(EnqueueKind::recv, EnqueuePart::make, &make_ns) == 3);
+  CHECK(part(EnqueueKind::recv, EnqueuePart::staging, &staging_ns) == 3);
+  CHECK(staging_ns >= 3000000);
+  CHECK(make_ns < staging_ns);
+  CHECK(part(EnqueueKind::recv, EnqueuePart::trigger) == 3);
+  CHECK(part(EnqueueKind::send, EnqueuePart::make) == 0);
+  // The report prints the sums and clears them.
+  mpix::profile_report();
+  CHECK(part(EnqueueKind::recv, EnqueuePart::make) == 0);
+  CHECK(part(EnqueueKind::recv, EnqueuePart::trigger) == 0);
+}
