@@ -9,7 +9,7 @@
 # MPIX_AGENT_COPY_MAX=4096 (the agent copies the 512 B staged halos; the Waitall is stream memory
 # operations only), MPIX_GPU_DIRECT_EAGER_MAX=0 (every halo GPU-direct: no copy out), and
 # --device cuda-pdl (every kernel of both variants a programmatic dependent).
-stop=${1:-175}  # benchmark steps only where they end before SECONDS = stop
+stop=${1:-125}  # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
 step() {  # step NAME SECONDS CMD...
