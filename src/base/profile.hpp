@@ -71,11 +71,14 @@ void profile_enqueue_part(EnqueueKind k, EnqueuePart p, uint64_t ns);
 // Calls and nanoseconds so far of part @p p of kind @p k's enqueue calls.
 void profile_enqueue_parts(EnqueueKind k, EnqueuePart p, uint64_t *calls, uint64_t *ns);
 
-// Times the parts of one enqueue call: each mark() ends one and starts the next. One load and
-// one branch a mark when profiling is off.
+// Times the parts of one enqueue call: start() where profiling is on, then each mark() ends one
+// part and starts the next (a mark of a clock never started records nothing).
 class EnqueueClock {
  public:
-  explicit EnqueueClock(EnqueueKind k) : k_(k), t_(profile_enabled() ? profile_now_ns() : 0) {}
+  void start(EnqueueKind k) {
+    k_ = k;
+    t_ = profile_now_ns();
+  }
   void mark(EnqueuePart p) {
     if (!t_) return;
     const uint64_t now = profile_now_ns();
@@ -84,8 +87,8 @@ class EnqueueClock {
   }
 
  private:
-  EnqueueKind k_;
-  uint64_t t_;
+  EnqueueKind k_ = EnqueueKind::other;
+  uint64_t t_ = 0;
 };
 
 // Times its scope as one GPU runtime call of kind @p k; one branch when profiling is off.

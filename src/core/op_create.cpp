@@ -99,11 +99,12 @@ Status stage(Op &op, Provider &prov, const OpPlan &plan, Backend &be, ExecStream
 // assigned over another costs a release check each time, on every enqueue.
 Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const OpPlan &plan,
                   ExecStream *ex, bool faults) {
+  EnqueueClock *const clock = plan.clock;  // read once: the calls below may not change it
   MPIX_TRY(hold_datatype(op, dt, dt_named));
   if (faults) MPIX_TRY(fault_hit("datatype"));
   MPIX_TRY(prov.validate(op));
   if (faults) MPIX_TRY(fault_hit("validate"));
-  if (plan.clock) plan.clock->mark(EnqueuePart::make);
+  if (clock) clock->mark(EnqueuePart::make);
   // Nothing to decide where nothing can be staged (a host stream's host buffers):
   // staging_possible, asked once per stream (Stream::may_stage).
   if (plan.stream ? (*plan.stream)->may_stage() : staging_possible(*plan.be)) {
@@ -111,9 +112,9 @@ Status op_prepare(Op &op, MPI_Datatype dt, bool dt_named, Provider &prov, const 
     MPIX_TRY(stage(op, prov, plan, be, ex));
   }
   if (faults) MPIX_TRY(fault_hit("staging_setup"));
-  if (plan.clock) plan.clock->mark(EnqueuePart::staging);
+  if (clock) clock->mark(EnqueuePart::staging);
   if (plan.request) MPIX_TRY(request_start(&op));
-  if (plan.clock) plan.clock->mark(EnqueuePart::request);
+  if (clock) clock->mark(EnqueuePart::request);
   if (faults) MPIX_TRY(fault_hit("request_start"));
   return {};
 }
