@@ -113,7 +113,8 @@ Status enqueue_blocking_waits(Stream &s, ExecStream &ex, Stager *stg, const Fire
 
 Status enqueue_op(const EnqueueArgs &a, MPI_Request *request, MPI_Status *status,
                   const std::shared_ptr<CommCtx> *ctx) {
-  // MPIX_PROFILE: the call counted and its parts timed (one load and a branch per part when off).
+  // MPIX_PROFILE: the call counted and its parts timed (off: one load of the setting, a test
+  // per part).
   const bool prof = profile_enabled();
   EnqueueClock clock;
   if (prof) {

@@ -54,9 +54,9 @@ inline EnqueueArgs p2p_args(OpKind kind, const void *buf, int count, MPI_Datatyp
   return a;
 }
 
-// Where and how a front end runs an op.
 class EnqueueClock;
 
+// Where and how a front end runs an op.
 struct OpPlan {
   const char *call = "";  // the C call that made it, for messages
   // Borrowed for the call (the front end keeps them alive; the op takes its own references):
