@@ -29,7 +29,7 @@ step scale_profile 30 "${M[@]}" build-gpu/bench/mpix_scale -d cuda --buffers dev
   --sweep streams -r 10
 unset MPIX_PROFILE
 H=(--seconds 0.3 --reps 3 --sizes 64,1024 --variants classic,mpix,partitioned)
-for k in 1 2; do
+for k in 1 2 3; do
   step halo_default_$k 25 "${M[@]}" build-gpu/bench/mpix_halo --device cuda "${H[@]}"
   MPIX_AGENT_COPY_MAX=4096 step halo_agentcopy_$k 25 "${M[@]}" build-gpu/bench/mpix_halo \
     --device cuda "${H[@]}"
