@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS; 2026-12-07 ~21:58 UTC; commit cc71ba2 (its code is ad00d5d's, session 40's).
 # Session 41 call 1 (session 40 call 2's plan, which found no machine then). (1) MPIX_PROFILE=1 with the new
 # parts of an enqueue call (make / staging / request / submit / trigger, mean us per call on the
 # application's thread): the halo at 64^2 and 1024^2, the D D exchange, the streams sweep on
