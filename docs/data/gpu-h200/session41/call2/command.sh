@@ -1,12 +1,12 @@
 #!/bin/bash
 # Session 41 call 2: libmpix linked with link-time optimisation (MPIX_LTO, on by default with GCC)
 # against the same tree without it (-DMPIX_LTO=OFF), built and run in one call, alternating,
-# three rounds: the enqueue call's host time on device buffers (session 31's exchange, the host
+# three rounds (as time allows): the enqueue call's host time on device buffers (session 31's exchange, the host
 # waiting each round: MPIX_Irecv_enqueue / MPIX_Isend_enqueue / MPIX_Waitall_enqueue medians),
 # 8 B one way H H and D D (kernel writes the message), the halo (1x2, deferred triggers); then
 # every gpu test on the LTO build.
-budget=${1:-545}  # gpu tests while SECONDS < budget
-stop=${2:-330}    # benchmark steps only where they end before SECONDS = stop
+budget=${1:-470}  # gpu tests while SECONDS < budget
+stop=${2:-280}    # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
 grep -q "link-time optimisation" "$out/configure.log" && log "build-gpu: LTO on"
