@@ -5,8 +5,8 @@
 # waiting each round: MPIX_Irecv_enqueue / MPIX_Isend_enqueue / MPIX_Waitall_enqueue medians),
 # 8 B one way H H and D D (kernel writes the message), the halo (1x2, deferred triggers); then
 # every gpu test on the LTO build.
-budget=${1:-470}  # gpu tests while SECONDS < budget
-stop=${2:-280}    # benchmark steps only where they end before SECONDS = stop
+budget=${1:-330}  # gpu tests while SECONDS < budget
+stop=${2:-120}    # benchmark steps only where they end before SECONDS = stop
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 source scripts/device_prologue.sh
 grep -q "link-time optimisation" "$out/configure.log" && log "build-gpu: LTO on"
