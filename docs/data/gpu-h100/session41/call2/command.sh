@@ -1,4 +1,5 @@
 #!/bin/bash
+# Ran on one H100 80GB HBM3 (the tool gave an H100), two ranks under CUDA MPS; 2026-12-07 ~23:02 UTC; commit a449c20 (LTO on by default, before the toolchain check). Every LTO link failed on this machine (GCC 13.3 in /opt/gcc with the system ld: "could not run lto-wrapper", build_lto_errors.txt), so no LTO step ran (lto_run_failed.txt) and no gpu test was built; the nolto steps ran.
 # Session 41 call 2: libmpix linked with link-time optimisation (MPIX_LTO, on by default with GCC)
 # against the same tree without it (-DMPIX_LTO=OFF), built and run in one call, alternating,
 # three rounds (as time allows): the enqueue call's host time on device buffers (session 31's exchange, the host
